@@ -176,6 +176,9 @@ type Segment struct {
 	End       time.Time `json:"end"`
 	FirstSeen time.Time `json:"first_seen"`
 	FloorAt   time.Time `json:"floor_at,omitzero"`
+	// DiskGB is the disk the listing offered when the segment was last
+	// extended; the recommender checks datasets and checkpoints against it.
+	DiskGB float64 `json:"disk_gb,omitempty"`
 }
 
 // Presence is one listing as it stands in a market snapshot: a segment that
