@@ -32,7 +32,7 @@ type Flag struct {
 }
 
 // MarshalJSON writes the fields of DESIGN §6 (`flags --json`) in snake_case,
-// times in RFC 3339 UTC and the lifetime in seconds as lifetime_s.
+// times in RFC 3339 UTC and the lifetime in whole seconds as lifetime_s.
 func (f Flag) MarshalJSON() ([]byte, error) {
 	var gone *time.Time
 	if f.GoneAt != nil {
@@ -49,9 +49,9 @@ func (f Flag) MarshalJSON() ([]byte, error) {
 		FirstSeen time.Time      `json:"first_seen"`
 		LastSeen  time.Time      `json:"last_seen"`
 		GoneAt    *time.Time     `json:"gone_at"`
-		Lifetime  float64        `json:"lifetime_s"`
+		Lifetime  int64          `json:"lifetime_s"`
 		Status    string         `json:"status"`
-	}{f.Source, f.ID, f.GPU, f.Kind, f.Price, f.Currency, f.FirstSeen.UTC(), f.LastSeen.UTC(), gone, f.Lifetime.Seconds(), f.Status})
+	}{f.Source, f.ID, f.GPU, f.Kind, f.Price, f.Currency, f.FirstSeen.UTC(), f.LastSeen.UTC(), gone, int64(f.Lifetime / time.Second), f.Status})
 }
 
 // when is the instant a flag is sorted by: GoneAt, or LastSeen when present.
