@@ -1,0 +1,622 @@
+// Package recommend holds the rules of the rental guide (DESIGN §5) and the
+// spot cost model as pure code: it takes a job and the statistics rows of a
+// market snapshot and returns advice. It does no I/O, reads no clock (the
+// snapshot's time is a parameter) and holds no price: every price comes in
+// through the rows or the cost input.
+//
+// The rules, in order:
+//
+//   - VRAM first. The need comes from Job.VRAMGB or EstimateVRAM. A need of
+//     at most 24 GB is the "24 GB" tier (named cards RTX 3090 and RTX 4090);
+//     up to 80 GB the "80 GB" tier (H100 SXM, A100 80GB SXM, A100 80GB
+//     PCIe); up to the largest single card of the catalog the "over 80 GB"
+//     tier, whose named cards are every catalog card that holds the need;
+//     beyond that "multi-GPU": the count of H100 SXM and of the largest
+//     cards it would take, and a note that the interconnect must be planned
+//     before a cluster is priced. No cluster is budgeted.
+//   - Candidates are the catalog GPUs that hold the need on one card and are
+//     either named cards of the tier or have a live price. Named cards always
+//     appear: as options when priced live, else in Unpriced with the reason
+//     ("no live price (last price 21 days old)", "no live price (never
+//     listed)"). Unknown GPU names and rows in a currency other than USD are
+//     not candidates.
+//   - Then disk: the dataset plus the kept checkpoints are checked against
+//     the disk of each candidate's present listings (Market.Disks).
+//   - Then interconnect: each option names its card's link; multi-GPU
+//     advice asks for an interconnect plan.
+//   - Budget = the live median × Job.Hours, and the same × (1 + rerun
+//     margin). Never the floor: floor, durable floor and the disappearing
+//     count ride along as information.
+//   - Interruptible options only for resumable jobs, each with its spot
+//     Cost against the same card's on-demand median and its break-even
+//     hours.
+//   - Image and video jobs are advice "job" (rent per job, stop the clock
+//     when the files land); everything else is "server", with checkpoints
+//     on storage that outlives the instance when training must resume.
+package recommend
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/listings-dev/listings"
+)
+
+// Kinds of advice.
+const (
+	AdviceJob      = "job"
+	AdviceServer   = "server"
+	AdviceMultiGPU = "multi-gpu"
+)
+
+// Tier names.
+const (
+	Tier24     = "24 GB"
+	Tier80     = "80 GB"
+	TierOver80 = "over 80 GB"
+	TierMulti  = "multi-GPU"
+)
+
+// Tier sizes in GB and the guide's named cards.
+const (
+	tier24 = 24
+	tier80 = 80
+	// clusterCard is the datacenter card a multi-GPU answer counts in,
+	// beside the largest card of the catalog.
+	clusterCard = "H100 SXM"
+)
+
+var (
+	named24 = []string{"RTX 3090", "RTX 4090"}
+	named80 = []string{"H100 SXM", "A100 80GB SXM", "A100 80GB PCIe"}
+)
+
+// Market is what the recommender knows of the market at AsOf.
+type Market struct {
+	// AsOf is the snapshot's time: ages of last prices are measured from it.
+	AsOf time.Time
+	// Rows are the snapshot's statistics rows, every GPU, kinds on-demand
+	// and interruptible (others are ignored), rows that are not live
+	// included with their LastOKRun.
+	Rows []listings.Row
+	// Disks gives, per GPU, the disk_gb of its present listings (0 = the
+	// listing does not say), for the storage check.
+	Disks map[string][]float64
+	// NewestRun is the newest ok run of any source at or before AsOf; zero
+	// means the newest LastOKRun of the rows.
+	NewestRun time.Time
+}
+
+// Option is one priced way to run the job: a card, a kind, a live price and
+// its provenance, and the budget. Budget and BudgetWithMargin are money
+// (not per hour).
+type Option struct {
+	GPU          string          `json:"gpu"`
+	VRAMGB       int             `json:"vram_gb"`
+	Interconnect string          `json:"interconnect"`
+	Kind         listings.Kind   `json:"kind"`
+	Price        listings.Price  `json:"price"` // the live median per GPU-hour
+	Live         bool            `json:"live"`
+	Listings     int             `json:"listings"`
+	LastOKRun    time.Time       `json:"last_ok_run"`
+	Sources      []string        `json:"sources"`
+	Hours        float64         `json:"hours"` // hours budgeted (billable hours for interruptible)
+	Budget       listings.Price  `json:"budget"`
+	BudgetMargin listings.Price  `json:"budget_with_margin"`
+	Floor        listings.Price  `json:"floor"`
+	DurableFloor *listings.Price `json:"durable_floor"`
+	Disappearing int             `json:"disappearing"`
+	// Spot compares an interruptible option with the same card on demand;
+	// nil for on-demand options or when the card has no live on-demand
+	// price.
+	Spot *CostResult `json:"spot,omitempty"`
+}
+
+// Unpriced is a named card of the tier without a live price.
+type Unpriced struct {
+	GPU       string    `json:"gpu"`
+	VRAMGB    int       `json:"vram_gb"`
+	Reason    string    `json:"reason"`
+	LastOKRun time.Time `json:"last_ok_run,omitzero"`
+}
+
+// ClusterSize is how many cards of one model a multi-GPU job takes.
+type ClusterSize struct {
+	GPU    string `json:"gpu"`
+	VRAMGB int    `json:"vram_gb"`
+	GPUs   int    `json:"gpus"`
+}
+
+// Storage is the disk check: the dataset plus the kept checkpoints against
+// the disk of each candidate's present listings.
+type Storage struct {
+	NeedGB float64   `json:"need_gb"`
+	How    string    `json:"how"`
+	GPUs   []DiskFit `json:"gpus"`
+	Notes  []string  `json:"notes"`
+}
+
+// DiskFit counts one GPU's present listings by disk: those with at least
+// the need, and those that do not say.
+type DiskFit struct {
+	GPU      string  `json:"gpu"`
+	Listings int     `json:"listings"`
+	Enough   int     `json:"enough"`
+	Unknown  int     `json:"unknown"`
+	MaxGB    float64 `json:"max_gb"`
+}
+
+// Advice is the answer: what to rent, the priced options (cheapest budget
+// first), the named cards without a live price, the storage check and the
+// notes. Summary says it in one sentence.
+type Advice struct {
+	Advice      string        `json:"advice"`
+	Tier        string        `json:"tier"`
+	Summary     string        `json:"summary"`
+	Need        Estimate      `json:"need"`
+	AsOf        time.Time     `json:"as_of"`
+	Hours       float64       `json:"hours"`
+	RerunMargin float64       `json:"rerun_margin"`
+	Options     []Option      `json:"options"`
+	Unpriced    []Unpriced    `json:"unpriced"`
+	Cluster     []ClusterSize `json:"cluster,omitempty"`
+	Storage     *Storage      `json:"storage"`
+	Notes       []string      `json:"notes"`
+}
+
+// rowPair is a GPU's USD rows by kind.
+type rowPair struct {
+	od, spot *listings.Row
+}
+
+func live(r *listings.Row) bool { return r != nil && r.Live && r.Listings > 0 && r.Median > 0 }
+
+// Recommend answers "which GPU do I rent for this job, and what will it
+// cost" from the market's live prices only (see the package comment for
+// the rules).
+func Recommend(j Job, m Market) (Advice, error) {
+	task, err := normTask(j.Task)
+	if err != nil {
+		return Advice{}, fmt.Errorf("recommend: %w", err)
+	}
+	switch {
+	case m.AsOf.IsZero():
+		return Advice{}, fmt.Errorf("recommend: the market has no as-of time")
+	case badNumber(j.Hours) || j.Hours == 0:
+		return Advice{}, fmt.Errorf("recommend: hours %v must be positive", j.Hours)
+	case badNumber(j.RerunMargin):
+		return Advice{}, fmt.Errorf("recommend: rerun margin %v must be zero or positive", j.RerunMargin)
+	case badNumber(j.SpotHours) || badNumber(j.InterruptRate) || badNumber(j.CheckpointMin) ||
+		badNumber(j.RestartMin) || badNumber(j.CheckpointIntervalMin):
+		return Advice{}, fmt.Errorf("recommend: spot hours, interruption rate and minutes must be zero or positive numbers")
+	case badNumber(j.DatasetGB) || badNumber(j.CheckpointGB) || j.CheckpointsKept < 0:
+		return Advice{}, fmt.Errorf("recommend: dataset, checkpoint sizes and checkpoints kept must not be negative")
+	}
+	need, err := EstimateVRAM(j)
+	if err != nil {
+		return Advice{}, fmt.Errorf("recommend: %w", err)
+	}
+	margin := j.RerunMargin
+	if margin == 0 {
+		margin = DefaultRerunMargin
+	}
+	a := Advice{
+		Advice: AdviceServer, Need: need, AsOf: m.AsOf, Hours: j.Hours, RerunMargin: margin,
+		Options: []Option{}, Unpriced: []Unpriced{}, Notes: []string{},
+	}
+	if task == TaskImage || task == TaskVideo {
+		a.Advice = AdviceJob
+	}
+
+	rows, foreign, anyLive, newest := indexRows(m)
+	if !m.NewestRun.IsZero() {
+		newest = m.NewestRun
+	}
+	cat := listings.Catalog()
+	largest := cat[0]
+	for _, g := range cat {
+		if g.VRAMGB > largest.VRAMGB {
+			largest = g
+		}
+	}
+
+	var named []string
+	switch {
+	case need.GB <= tier24:
+		a.Tier, named = Tier24, named24
+	case need.GB <= tier80:
+		a.Tier, named = Tier80, named80
+	case need.GB <= float64(largest.VRAMGB):
+		a.Tier = TierOver80
+		for _, g := range cat {
+			if float64(g.VRAMGB) >= need.GB {
+				named = append(named, g.Name)
+			}
+		}
+	default:
+		a.Tier, a.Advice = TierMulti, AdviceMultiGPU
+	}
+
+	if a.Advice == AdviceMultiGPU {
+		a.Cluster = clusterSizes(need.GB, largest)
+		parts := make([]string, len(a.Cluster))
+		for i, c := range a.Cluster {
+			parts[i] = fmt.Sprintf("%d × %s (%d GB)", c.GPUs, c.GPU, c.VRAMGB)
+		}
+		a.Summary = fmt.Sprintf("No single GPU holds %s: plan a multi-GPU cluster (%s) and its interconnect before pricing it.",
+			gbString(need.GB), strings.Join(parts, " or "))
+		a.Notes = append(a.Notes,
+			fmt.Sprintf("the job needs %s, more than the largest single card (%s, %d GB)", gbString(need.GB), largest.Name, largest.VRAMGB),
+			"plan the interconnect (NVLink within a node, InfiniBand between nodes) before a cluster is priced: no cluster budget is given")
+	} else {
+		candidates(&a, j, cat, named, need.GB, rows, margin)
+	}
+	a.Storage = storageCheck(j, a, m.Disks)
+	a.Notes = append(a.Notes, notes(j, task, a, rows, foreign, anyLive, newest, m.AsOf)...)
+	if a.Summary == "" {
+		a.Summary = summary(a)
+	}
+	return a, nil
+}
+
+// indexRows keeps the USD on-demand and interruptible rows of catalog
+// GPUs by GPU, counts the live listings of other currencies by GPU, and
+// reports whether any row is live and the newest LastOKRun.
+func indexRows(m Market) (rows map[string]rowPair, foreign map[string]map[string]int, anyLive bool, newest time.Time) {
+	rows = map[string]rowPair{}
+	foreign = map[string]map[string]int{}
+	for i := range m.Rows {
+		r := &m.Rows[i]
+		if r.Kind != listings.OnDemand && r.Kind != listings.Interruptible {
+			continue
+		}
+		if r.LastOKRun.After(newest) {
+			newest = r.LastOKRun
+		}
+		if live(r) {
+			anyLive = true
+		}
+		if r.Currency != "" && r.Currency != listings.USD {
+			if live(r) {
+				if foreign[r.GPU] == nil {
+					foreign[r.GPU] = map[string]int{}
+				}
+				foreign[r.GPU][r.Currency] += r.Listings
+			}
+			continue
+		}
+		p := rows[r.GPU]
+		switch {
+		case r.Kind == listings.OnDemand && p.od == nil:
+			p.od = r
+		case r.Kind == listings.Interruptible && p.spot == nil:
+			p.spot = r
+		}
+		rows[r.GPU] = p
+	}
+	return rows, foreign, anyLive, newest
+}
+
+// clusterSizes counts the cards a job of need GB takes on the cluster card
+// and on the largest card.
+func clusterSizes(need float64, largest listings.GPU) []ClusterSize {
+	var out []ClusterSize
+	for _, name := range []string{clusterCard, largest.Name} {
+		g, ok := listings.Lookup(name)
+		if !ok || (len(out) > 0 && out[0].GPU == name) {
+			continue
+		}
+		out = append(out, ClusterSize{GPU: g.Name, VRAMGB: g.VRAMGB, GPUs: int(math.Ceil(need / float64(g.VRAMGB)))})
+	}
+	return out
+}
+
+// candidates fills the options and the unpriced named cards.
+func candidates(a *Advice, j Job, cat []listings.GPU, named []string, need float64, rows map[string]rowPair, margin float64) {
+	isNamed := map[string]bool{}
+	for _, n := range named {
+		isNamed[n] = true
+	}
+	for _, g := range cat {
+		if float64(g.VRAMGB) < need {
+			continue
+		}
+		p := rows[g.Name]
+		odLive, spLive := live(p.od), live(p.spot)
+		if odLive {
+			a.Options = append(a.Options, option(g, p.od, j.Hours, margin))
+		}
+		spotted := false
+		if spLive && j.Resumable {
+			var odRow *listings.Row
+			if odLive {
+				odRow = p.od
+			}
+			o, ok := spotOption(g, odRow, p.spot, j, margin)
+			if ok {
+				a.Options = append(a.Options, o)
+				spotted = true
+			} else {
+				a.Notes = append(a.Notes, fmt.Sprintf("%s interruptible: at %v interruptions per hour the run never finishes", g.Name, j.InterruptRate))
+			}
+		}
+		if !odLive && !spotted && isNamed[g.Name] {
+			u := Unpriced{GPU: g.Name, VRAMGB: g.VRAMGB, Reason: unpricedReason(p.od, a.AsOf)}
+			if p.od != nil {
+				u.LastOKRun = p.od.LastOKRun
+			}
+			if spLive && !j.Resumable {
+				u.Reason += "; its interruptible offers need a resumable job"
+			}
+			a.Unpriced = append(a.Unpriced, u)
+		}
+	}
+	pos := map[string]int{}
+	for i, g := range cat {
+		pos[g.Name] = i
+	}
+	sort.SliceStable(a.Options, func(x, y int) bool {
+		ox, oy := a.Options[x], a.Options[y]
+		if ox.Budget != oy.Budget {
+			return ox.Budget < oy.Budget
+		}
+		if ox.GPU != oy.GPU {
+			return pos[ox.GPU] < pos[oy.GPU]
+		}
+		return ox.Kind < oy.Kind
+	})
+}
+
+// spotOption builds an interruptible option budgeted at its billable
+// hours, with its spot cost against the on-demand row when that is live
+// (od nil otherwise); false when the run never finishes.
+func spotOption(g listings.GPU, od, sp *listings.Row, j Job, margin float64) (Option, bool) {
+	o := option(g, sp, j.Hours, margin)
+	in := spotInput(j)
+	if od != nil {
+		in.OnDemandRate, in.SpotRate = od.Median, sp.Median
+		c, err := Cost(in)
+		if err != nil {
+			return o, false
+		}
+		o.Spot = &c
+		if c.NeverFinishes {
+			return o, false
+		}
+		setBudget(&o, c.Spot.Hours, margin)
+		return o, true
+	}
+	h, ok := j.SpotHours, true
+	if h == 0 {
+		m := spotModel{w: j.Hours, delta: j.CheckpointMin / 60, rho: j.RestartMin / 60, tau: j.CheckpointIntervalMin / 60}
+		h, ok = m.hours(j.InterruptRate)
+	}
+	if !ok {
+		return o, false
+	}
+	setBudget(&o, h, margin)
+	return o, true
+}
+
+// spotInput carries the job's spot model into a CostInput.
+func spotInput(j Job) CostInput {
+	return CostInput{
+		Hours: j.Hours, SpotHours: j.SpotHours, InterruptRate: j.InterruptRate,
+		CheckpointMin: j.CheckpointMin, RestartMin: j.RestartMin, CheckpointIntervalMin: j.CheckpointIntervalMin,
+	}
+}
+
+// option builds an option from a live row, budgeted at the row's median.
+func option(g listings.GPU, r *listings.Row, hours, margin float64) Option {
+	o := Option{
+		GPU: g.Name, VRAMGB: g.VRAMGB, Interconnect: g.Link, Kind: r.Kind, Price: r.Median,
+		Live: true, Listings: r.Listings, LastOKRun: r.LastOKRun, Sources: []string{},
+		Floor: r.Floor, DurableFloor: r.DurableFloor, Disappearing: r.Disappearing,
+	}
+	for _, s := range r.Sources {
+		o.Sources = append(o.Sources, s.Source)
+	}
+	sort.Strings(o.Sources)
+	setBudget(&o, hours, margin)
+	return o
+}
+
+// setBudget sets the budget of o for hours at its price, with and without
+// the margin.
+func setBudget(o *Option, hours, margin float64) {
+	o.Hours = hours
+	o.Budget = money(o.Price, hours)
+	o.BudgetMargin = money(o.Price, hours*(1+margin))
+}
+
+// unpricedReason says why a named card has no price.
+func unpricedReason(r *listings.Row, asOf time.Time) string {
+	if r == nil || r.LastOKRun.IsZero() {
+		return "no live price (never listed)"
+	}
+	return "no live price (last price " + Age(asOf.Sub(r.LastOKRun)) + " old)"
+}
+
+// Age says a duration the way a user reads an age: "21 days", "30 hours",
+// "15 minutes". Days from two days up, hours from two hours up; rounded
+// down.
+func Age(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%d days", int(d/(24*time.Hour)))
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("%d hours", int(d/time.Hour))
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("%d minutes", int(d/time.Minute))
+	case d < 0:
+		return "0 minutes"
+	}
+	return fmt.Sprintf("%d seconds", int(d/time.Second))
+}
+
+// storageCheck checks the dataset plus the kept checkpoints against the
+// disk of the options' and unpriced cards' present listings; nil when the
+// job gave no sizes.
+func storageCheck(j Job, a Advice, disks map[string][]float64) *Storage {
+	if j.DatasetGB == 0 && j.CheckpointGB == 0 {
+		return nil
+	}
+	kept := j.CheckpointsKept
+	if kept == 0 {
+		kept = DefaultCheckpointsKept
+	}
+	s := &Storage{NeedGB: j.DatasetGB + j.CheckpointGB*float64(kept), GPUs: []DiskFit{}, Notes: []string{}}
+	s.How = fmt.Sprintf("dataset %s + %d checkpoints × %s = %s", gbString(j.DatasetGB), kept, gbString(j.CheckpointGB), gbString(s.NeedGB))
+	seen := map[string]bool{}
+	var gpus []string
+	for _, o := range a.Options {
+		if !seen[o.GPU] {
+			seen[o.GPU] = true
+			gpus = append(gpus, o.GPU)
+		}
+	}
+	for _, u := range a.Unpriced {
+		if !seen[u.GPU] {
+			seen[u.GPU] = true
+			gpus = append(gpus, u.GPU)
+		}
+	}
+	for _, g := range gpus {
+		f := DiskFit{GPU: g}
+		for _, d := range disks[g] {
+			f.Listings++
+			switch {
+			case d <= 0:
+				f.Unknown++
+			case d >= s.NeedGB:
+				f.Enough++
+			}
+			f.MaxGB = math.Max(f.MaxGB, d)
+		}
+		s.GPUs = append(s.GPUs, f)
+		if f.Listings > 0 && f.Enough == 0 {
+			msg := fmt.Sprintf("no %s listing says it has %s of disk", g, gbString(s.NeedGB))
+			if f.MaxGB > 0 {
+				msg += fmt.Sprintf(" (largest %s): add a volume", gbString(f.MaxGB))
+			}
+			s.Notes = append(s.Notes, msg)
+		}
+	}
+	switch {
+	case a.Advice == AdviceJob:
+		s.Notes = append(s.Notes, "storage may be ephemeral: copy the files out before you stop the instance")
+	case j.Resumable && training(mustTask(j.Task)):
+		s.Notes = append(s.Notes, "write checkpoints to storage that outlives the instance (a network volume or object store): local disk goes with it")
+	}
+	return s
+}
+
+func mustTask(t string) string {
+	n, _ := normTask(t)
+	return n
+}
+
+// notes are the advice's remarks, in the order a reader needs them.
+func notes(j Job, task string, a Advice, rows map[string]rowPair, foreign map[string]map[string]int, anyLive bool, newest, asOf time.Time) []string {
+	var out []string
+	switch {
+	case !anyLive && newest.IsZero():
+		out = append(out, "no live prices: the index has no ok run with listings — run `listings collect`")
+	case !anyLive:
+		out = append(out, "no live prices: the newest run is "+Age(asOf.Sub(newest))+" old — run `listings collect`")
+	case len(a.Options) == 0 && a.Advice != AdviceMultiGPU:
+		out = append(out, "no card of the "+a.Tier+" tier has a live price: collect again or add sources")
+	}
+	switch {
+	case a.Advice == AdviceJob:
+		out = append(out, "rent per job and stop the clock when the files land; storage may be ephemeral")
+	case a.Advice == AdviceServer && j.Resumable && training(task):
+		out = append(out, "a server for a run that must resume: checkpoints go to storage that outlives the instance")
+	}
+	if len(a.Options) > 0 {
+		out = append(out, "budgets use the live median × hours, never the floor; the floor and durable floor are information only")
+	}
+	for _, o := range a.Options {
+		if o.Disappearing > 0 {
+			out = append(out, fmt.Sprintf("%s %s: the floor $%s is not a budget: %d floor listing(s) disappeared within a day in the last 7 days",
+				o.GPU, o.Kind, o.Floor.Decimal(), o.Disappearing))
+		}
+	}
+	if !j.Resumable && a.Advice != AdviceMultiGPU {
+		n := 0
+		for g, p := range rows {
+			if live(p.spot) && fits(a, g) {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, "interruptible offers are left out: the job is not resumable (no checkpoints)")
+		}
+	}
+	if j.Resumable {
+		spot := false
+		for _, o := range a.Options {
+			if o.Kind == listings.Interruptible {
+				spot = true
+			}
+		}
+		if spot && j.SpotHours == 0 && j.InterruptRate == 0 && j.CheckpointIntervalMin == 0 {
+			out = append(out, "interruptible budgets assume no interruptions; an option's break-even hours are the most billable hours at which spot still beats on-demand")
+		}
+	}
+	var fgpus []string
+	for g := range foreign {
+		fgpus = append(fgpus, g)
+	}
+	listings.SortGPUNames(fgpus)
+	for _, g := range fgpus {
+		if !fits(a, g) {
+			continue
+		}
+		var cs []string
+		for c, n := range foreign[g] {
+			cs = append(cs, fmt.Sprintf("%d %s", n, c))
+		}
+		sort.Strings(cs)
+		out = append(out, fmt.Sprintf("%s: %s listing(s) without an exchange rate are not used", g, strings.Join(cs, ", ")))
+	}
+	if a.Storage != nil {
+		out = append(out, a.Storage.Notes...)
+	}
+	if (task == TaskImage || task == TaskVideo) && j.VRAMGB == 0 && j.Params == 0 {
+		out = append(out, a.Need.How)
+	}
+	return out
+}
+
+// fits reports whether GPU g holds the advice's need on one card.
+func fits(a Advice, g string) bool {
+	c, ok := listings.Lookup(g)
+	return ok && a.Advice != AdviceMultiGPU && float64(c.VRAMGB) >= a.Need.GB
+}
+
+// summary is the advice in one sentence.
+func summary(a Advice) string {
+	what := "a server on the " + a.Tier + " tier"
+	if a.Advice == AdviceJob {
+		what = "a card of the " + a.Tier + " tier per job"
+	}
+	if len(a.Options) == 0 {
+		return fmt.Sprintf("For %s per card, rent %s, but no live price can budget it yet.", gbString(a.Need.GB), what)
+	}
+	o := a.Options[0]
+	kind := ""
+	if o.Kind == listings.Interruptible {
+		kind = " interruptible"
+	}
+	s := fmt.Sprintf("For %s per card, rent %s: the%s %s at $%s/GPU-hr budgets $%s for %s h ($%s with a %d%% rerun margin)",
+		gbString(a.Need.GB), what, kind, o.GPU, o.Price.Decimal(), o.Budget.Decimal(), trimNum(o.Hours, 2),
+		o.BudgetMargin.Decimal(), pct(a.RerunMargin))
+	if a.Advice == AdviceJob {
+		s += "; stop the clock when the files land"
+	}
+	return s + "."
+}
