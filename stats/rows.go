@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
@@ -61,11 +62,25 @@ type group struct {
 	p10      listings.Price
 }
 
+// rowKey identifies a row without building the listings.RowKey string.
+type rowKey struct {
+	gpu      string
+	kind     listings.Kind
+	currency string
+}
+
+// parseRowKey splits a listings.RowKey.
+func parseRowKey(k string) rowKey {
+	gpu, rest, _ := strings.Cut(k, "\x00")
+	kind, cur, _ := strings.Cut(rest, "\x00")
+	return rowKey{gpu, listings.Kind(kind), cur}
+}
+
 // market is a snapshot grouped into rows.
 type market struct {
 	snap   *listings.Snapshot
 	p      Params
-	groups map[string]*group // by listings.RowKey
+	groups map[rowKey]*group
 }
 
 // rowPrice converts a price of source into its row currency, with the FX
@@ -79,11 +94,11 @@ func rowPrice(snap *listings.Snapshot, source string, p listings.Price, currency
 
 // newMarket groups the snapshot's present listings by row.
 func newMarket(snap *listings.Snapshot, p Params) *market {
-	m := &market{snap: snap, p: p.withDefaults(), groups: map[string]*group{}}
+	m := &market{snap: snap, p: p.withDefaults(), groups: map[rowKey]*group{}}
 	for i := range snap.Present {
 		pr := &snap.Present[i]
 		price, cur := rowPrice(snap, pr.Source, pr.Price, pr.Currency)
-		key := listings.RowKey(pr.GPU, pr.Kind, cur)
+		key := rowKey{pr.GPU, pr.Kind, cur}
 		g := m.groups[key]
 		if g == nil {
 			g = &group{gpu: pr.GPU, kind: pr.Kind, currency: cur}
@@ -124,9 +139,9 @@ func Rows(snap *listings.Snapshot, p Params) []listings.Row {
 }
 
 func (m *market) rows() []listings.Row {
-	disappearing := map[string]int{}
+	disappearing := map[rowKey]int{}
 	for _, f := range m.disappeared() {
-		disappearing[listings.RowKey(f.GPU, f.Kind, f.Currency)]++
+		disappearing[rowKey{f.GPU, f.Kind, f.Currency}]++
 	}
 	rows := make([]listings.Row, 0, len(m.groups)+len(m.snap.LastListed))
 	for key, g := range m.groups {
@@ -161,16 +176,15 @@ func (m *market) rows() []listings.Row {
 		}
 		rows = append(rows, row)
 	}
-	for key, at := range m.snap.LastListed {
+	for k, at := range m.snap.LastListed {
+		key := parseRowKey(k)
 		if m.groups[key] != nil {
 			continue
 		}
-		gpu, rest, _ := strings.Cut(key, "\x00")
-		kind, cur, _ := strings.Cut(rest, "\x00")
 		rows = append(rows, listings.Row{
-			GPU:          gpu,
-			Kind:         listings.Kind(kind),
-			Currency:     cur,
+			GPU:          key.gpu,
+			Kind:         key.kind,
+			Currency:     key.currency,
 			AsOf:         m.snap.AsOf,
 			Disappearing: disappearing[key],
 			LastOKRun:    at,
@@ -183,25 +197,32 @@ func (m *market) rows() []listings.Row {
 
 // sources is the per-source breakdown of g, sorted by source.
 func (m *market) sources(g *group) []listings.SourceRow {
-	by := map[string][]listings.Price{}
-	last := map[string]time.Time{}
-	for _, x := range g.members {
-		by[x.pr.Source] = append(by[x.pr.Source], x.price)
-		if x.pr.RunStarted.After(last[x.pr.Source]) {
-			last[x.pr.Source] = x.pr.RunStarted
+	ms := slices.Clone(g.members)
+	slices.SortFunc(ms, func(a, b member) int {
+		if c := strings.Compare(a.pr.Source, b.pr.Source); c != 0 {
+			return c
 		}
-	}
-	out := make([]listings.SourceRow, 0, len(by))
-	for src, prices := range by {
-		slices.Sort(prices)
-		run, ok := m.snap.Runs[src]
-		at := run.Started
-		if !ok || at.IsZero() {
-			at = last[src]
+		return cmp.Compare(a.price, b.price)
+	})
+	var out []listings.SourceRow
+	prices := make([]listings.Price, 0, len(ms))
+	for i := 0; i < len(ms); {
+		src := ms[i].pr.Source
+		prices = prices[:0]
+		var last time.Time
+		for ; i < len(ms) && ms[i].pr.Source == src; i++ {
+			prices = append(prices, ms[i].price)
+			if ms[i].pr.RunStarted.After(last) {
+				last = ms[i].pr.RunStarted
+			}
 		}
-		out = append(out, listings.SourceRow{Source: src, Listings: len(prices), Median: Median(prices), LastOKRun: at})
+		// A source's part is as old as its snapshot run; the presences'
+		// own run time stands in if the run is missing from snap.Runs.
+		if run, ok := m.snap.Runs[src]; ok && !run.Started.IsZero() {
+			last = run.Started
+		}
+		out = append(out, listings.SourceRow{Source: src, Listings: len(prices), Median: Median(prices), LastOKRun: last})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
 	return out
 }
 
