@@ -36,7 +36,10 @@ import (
 //     instant share keys, hence "at least").
 func (db *DB) Check() ([]string, error) {
 	var faults []string
-	err := db.view(func(tx *bolt.Tx) error {
+	if db.bolt == nil {
+		return nil, nil
+	}
+	err := db.bolt.View(func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
 			faults = append(faults, "bbolt: "+err.Error())
 		}

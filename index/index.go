@@ -39,8 +39,9 @@
 //     last_seen that did not list it available; gone_at is that run's start).
 //   - stats: gpu 0x00 kind 0x00 currency 0x00 started → listings.Row as JSON,
 //     the rows the Deriver returned for the snapshot at each ok run.
-//   - derived: source 0x00 started → big-endian uint64 count of the rows the
-//     Deriver returned for that ok run (0 without a deriver); Check uses it.
+//   - derived: source 0x00 started → big-endian uint64 count of the distinct
+//     stats keys the Deriver's rows took for that ok run (0 without a
+//     deriver); Check uses it.
 //
 // # Concurrency
 //
@@ -198,5 +199,12 @@ func (db *DB) view(fn func(tx *bolt.Tx) error) error {
 	if db.bolt == nil {
 		return nil
 	}
-	return db.bolt.View(fn)
+	return db.bolt.View(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if tx.Bucket(name) == nil {
+				return fmt.Errorf("%s is not a listings index (bucket %s missing)", db.path, name)
+			}
+		}
+		return fn(tx)
+	})
 }

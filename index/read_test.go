@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	listings "github.com/listings-dev/listings"
 )
 
@@ -299,5 +301,26 @@ func TestOpenCreatesParent(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("index file: %v", err)
+	}
+}
+
+func TestForeignFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "other.db")
+	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	db, err := OpenReadOnly(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Runs("", time.Time{}); err == nil || !strings.Contains(err.Error(), "not a listings index") {
+		t.Errorf("Runs on a foreign file: err = %v, want not a listings index", err)
+	}
+	faults, err := db.Check()
+	if err != nil || len(faults) == 0 || !strings.Contains(faults[0], "missing") {
+		t.Errorf("Check on a foreign file = %q, %v; want a missing bucket fault", faults, err)
 	}
 }

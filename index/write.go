@@ -300,6 +300,7 @@ func (w *writer) derive(derive Deriver) error {
 		rows, floor = derive(snap)
 	}
 	sb := w.tx.Bucket(bucketStats)
+	keys := make(map[string]bool, len(rows))
 	for i := range rows {
 		r := &rows[i]
 		for _, p := range [][2]string{{"row gpu", r.GPU}, {"row kind", string(r.Kind)}, {"row currency", r.Currency}} {
@@ -311,11 +312,13 @@ func (w *writer) derive(derive Deriver) error {
 		if err != nil {
 			return fmt.Errorf("encode row: %w", err)
 		}
-		if err := sb.Put(key(r.GPU, string(r.Kind), r.Currency, run.Started), v); err != nil {
+		k := key(r.GPU, string(r.Kind), r.Currency, run.Started)
+		if err := sb.Put(k, v); err != nil {
 			return fmt.Errorf("put row: %w", err)
 		}
+		keys[string(k)] = true
 	}
-	n := binary.BigEndian.AppendUint64(nil, uint64(len(rows)))
+	n := binary.BigEndian.AppendUint64(nil, uint64(len(keys)))
 	if err := w.tx.Bucket(bucketDerived).Put(key(run.Source, run.Started), n); err != nil {
 		return fmt.Errorf("put derived: %w", err)
 	}

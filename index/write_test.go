@@ -310,3 +310,23 @@ func segmentsOf(tb testing.TB, db *DB, id string) []listings.Segment {
 	}
 	return out
 }
+
+// TestWriteRunAllOrNothing: an error late in the transaction (a row the
+// stats bucket cannot key) leaves no trace of the run.
+func TestWriteRunAllOrNothing(t *testing.T) {
+	db := mustOpen(t)
+	ls := []listings.Listing{offer(t, "vastai", "1", "RTX 4090", listings.OnDemand, "0.42")}
+	mustWrite(t, db, okRun("vastai", at(0)), ls, floorDeriver)
+	before := dump(t, db)
+	bad := func(*listings.Snapshot) ([]listings.Row, []string) {
+		return []listings.Row{{GPU: "bad\x00gpu", Kind: listings.OnDemand, Currency: "USD"}}, nil
+	}
+	changed := append(ls[:0:0], ls...)
+	changed[0].Price++
+	if _, err := db.WriteRun(okRun("vastai", at(1)), changed, bad); err == nil {
+		t.Fatal("WriteRun with an unkeyable row succeeded")
+	}
+	if got := diffKeys(before, dump(t, db)); len(got) != 0 {
+		t.Errorf("failed WriteRun left %q", got)
+	}
+}
