@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/listings-dev/listings"
+	"github.com/listings-dev/listings/index"
+	"github.com/listings-dev/listings/scrapers"
+	"github.com/listings-dev/listings/stats"
+)
+
+func init() { register("collect", cmdCollect) }
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// collectOptions is one collection of several sources.
+type collectOptions struct {
+	sources   []string          // empty: every enabled source
+	urls      map[string]string // --source-url overrides
+	observed  time.Time         // zero: now
+	timeout   time.Duration     // per source; 0: config or 2m
+	transport http.RoundTripper // tests and the demo
+	getenv    func(string) string
+	progress  progressFunc
+}
+
+// progressFunc is told when a source starts and ends.
+type progressFunc func(source string, done bool, run *listings.Run)
+
+func cmdCollect(ctx context.Context, a *app, args []string) error {
+	fs := a.flagSet("collect", "[--source NAME]... [--source-url NAME=URL]... [--observed-at TIME] [--timeout DUR] [--json]")
+	var srcs, urls multiFlag
+	fs.Var(&srcs, "source", "a source to collect (repeatable; default every enabled source)")
+	fs.Var(&urls, "source-url", "NAME=URL: override a source's endpoint (repeatable; tests and mirrors)")
+	observed := fs.String("observed-at", "", "record the runs as of this RFC 3339 time (replaying archived pages)")
+	timeout := fs.String("timeout", "", "deadline per source (default 2m, or the source's config timeout)")
+	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	o := collectOptions{sources: srcs, urls: map[string]string{}, getenv: a.getenv}
+	for _, u := range urls {
+		name, url, ok := strings.Cut(u, "=")
+		if !ok || name == "" || url == "" {
+			return usageErrorf("collect: --source-url wants NAME=URL, got %q", u)
+		}
+		o.urls[name] = url
+	}
+	if *observed != "" {
+		t, err := parseTime(*observed)
+		if err != nil {
+			return usageErrorf("collect: --observed-at: %v", err)
+		}
+		o.observed = t
+	}
+	if *timeout != "" {
+		d, err := parseDuration(*timeout)
+		if err != nil || d <= 0 {
+			return usageErrorf("collect: --timeout: want a positive duration")
+		}
+		o.timeout = d
+	}
+	if !*asJSON && isTerminal(a.stderr) {
+		o.progress = newProgress(a.stderr)
+	}
+	runs, notes, err := a.collect(ctx, o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := writeJSON(a.stdout, runRows(runs)); err != nil {
+			return err
+		}
+	} else {
+		printCollect(a.stdout, runs)
+		for _, n := range notes {
+			fmt.Fprintf(a.stdout, "note: %s\n", n)
+		}
+	}
+	for _, r := range runs {
+		if r.Status != listings.RunOK {
+			return errSilent
+		}
+	}
+	return nil
+}
+
+// collect runs the chosen sources concurrently, each with its own deadline,
+// client and logger, and writes each run to the index in its own
+// transaction as it finishes: one failing source never stops another from
+// committing. It returns the runs in source order and notes (skipped sources).
+func (a *app) collect(ctx context.Context, o collectOptions) ([]listings.Run, []string, error) {
+	getenv := o.getenv
+	if getenv == nil {
+		getenv = a.getenv
+	}
+	var notes []string
+	names := o.sources
+	explicit := len(names) > 0
+	if !explicit {
+		for _, n := range a.sourceNames() {
+			if a.cfg.sourceEnabled(n, scrapers.EnabledByDefault(n) || a.cfg.Source[n].Kind != "") {
+				names = append(names, n)
+			}
+		}
+	}
+	var srcs []scrapers.Source
+	for _, n := range names {
+		s, err := a.source(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if n == "lambda" && getenv("LAMBDA_API_KEY") == "" && !explicit {
+			notes = append(notes, "lambda skipped: set LAMBDA_API_KEY to collect it")
+			continue
+		}
+		srcs = append(srcs, s)
+	}
+	for n := range o.urls {
+		if _, err := a.source(n); err != nil {
+			return nil, nil, err
+		}
+	}
+	now := o.observed
+	if now.IsZero() {
+		now = a.now().UTC()
+	}
+	type done struct {
+		i   int
+		run listings.Run
+		ls  []listings.Listing
+	}
+	results := make(chan done)
+	var wg sync.WaitGroup
+	for i, s := range srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ro := a.runOptions(s.Name(), o, now, getenv)
+			if o.progress != nil {
+				o.progress(s.Name(), false, nil)
+			}
+			run, ls := scrapers.Collect(ctx, s, ro)
+			results <- done{i, run, ls}
+		}()
+	}
+	go func() { wg.Wait(); close(results) }()
+	runs := make([]listings.Run, len(srcs))
+	var writeErr error
+	for d := range results {
+		if err := a.writeRun(&d.run, d.ls); err != nil {
+			d.run.Status = listings.RunFailed
+			d.run.Error = err.Error()
+			if writeErr == nil {
+				writeErr = err
+			}
+		}
+		runs[d.i] = d.run
+		if o.progress != nil {
+			o.progress(d.run.Source, true, &runs[d.i])
+		}
+	}
+	if writeErr != nil && strings.Contains(writeErr.Error(), "index busy") {
+		return runs, notes, writeErr
+	}
+	return runs, notes, nil
+}
+
+func (a *app) runOptions(name string, o collectOptions, now time.Time, getenv func(string) string) scrapers.RunOptions {
+	sc := a.cfg.Source[name]
+	timeout := o.timeout
+	if timeout == 0 && sc.Timeout != "" {
+		timeout, _ = parseDuration(sc.Timeout)
+	}
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	url := sc.URL
+	if u, ok := o.urls[name]; ok {
+		url = u
+	}
+	contact := a.cfg.Contact
+	if contact == "" {
+		contact = "https://github.com/listings-dev/listings"
+	}
+	var options map[string]any
+	if sc.Kind != "" || sc.Limit > 0 {
+		options = sc.options()
+	}
+	return scrapers.RunOptions{
+		URL:      url,
+		Now:      now,
+		Timeout:  timeout,
+		PriceCap: a.cfg.priceCap,
+		Getenv:   getenv,
+		Log:      slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("source", name),
+		Options:  options,
+		FX:       a.cfg.fx,
+		Client: scrapers.ClientOptions{
+			UserAgent: scrapers.UserAgent(version, contact),
+			Transport: o.transport,
+		},
+	}
+}
+
+// options turns a source table into the map a config-defined source reads.
+func (s SourceConfig) options() map[string]any {
+	return map[string]any{
+		"kind": s.Kind, "table": s.Table, "table_header": s.TableHeader,
+		"gpu_column": s.GPUColumn, "count_column": s.CountColumn, "price_column": s.PriceColumn,
+		"vram_column": s.VRAMColumn, "id_column": s.IDColumn, "region_column": s.RegionCol,
+		"unit": s.Unit, "per_gpu": s.PerGPU, "currency": s.Currency, "limit": s.Limit,
+	}
+}
+
+// writeRun commits one run: its own open, transaction and close, so no
+// handle is held between jobs (DESIGN §3 invariant 3).
+func (a *app) writeRun(run *listings.Run, ls []listings.Listing) error {
+	db, err := index.Open(a.dbPath, index.Options{MaxAge: a.cfg.maxAge})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	res, err := db.WriteRun(*run, ls, stats.Derive(stats.Params{MinLife: a.cfg.minLife}, run.Source))
+	if err != nil {
+		return fmt.Errorf("write %s run: %w", run.Source, err)
+	}
+	if res.Duplicate {
+		run.Notes = append(run.Notes, "already in the index: nothing changed")
+	}
+	return nil
+}
+
+func printCollect(w anyWriter, runs []listings.Run) {
+	t := newTable("SOURCE", "STATUS", "LISTINGS", "REJECTED", "DURATION", "ERROR")
+	for _, r := range runs {
+		errText := r.Error
+		if r.Status == listings.RunOK && len(r.Notes) > 0 {
+			errText = strings.Join(r.Notes, "; ")
+		}
+		t.row(r.Source, string(r.Status), fmt.Sprint(r.Listings), fmt.Sprint(r.Rejected()),
+			r.Finished.Sub(r.Started).Round(time.Millisecond).String(), truncate(errText, 100))
+	}
+	t.write(w)
+	for _, r := range runs {
+		if len(r.Rejects) > 0 {
+			fmt.Fprintf(w, "rejected rows of %s: %s\n", r.Source, r.RejectSummary())
+		}
+		if len(r.Unknown) > 0 {
+			n := 0
+			for _, c := range r.Unknown {
+				n += c
+			}
+			fmt.Fprintf(w, "unknown GPU names at %s: %d listings under %d names (kept, marked unknown)\n", r.Source, n, len(r.Unknown))
+		}
+	}
+}
+
+// sourceNames lists the registered sources and the config's own
+// (html-table) sources, sorted.
+func (a *app) sourceNames() []string {
+	names := scrapers.Names()
+	for n, sc := range a.cfg.Source {
+		if _, ok := scrapers.Get(n); !ok && sc.Kind != "" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// source returns the registered source called name, or builds the
+// config-defined source of that name.
+func (a *app) source(name string) (scrapers.Source, error) {
+	if s, ok := scrapers.Get(name); ok {
+		return s, nil
+	}
+	sc, ok := a.cfg.Source[name]
+	switch {
+	case !ok || sc.Kind == "":
+		return nil, usageErrorf("unknown source %q (sources: %s)", name, strings.Join(a.sourceNames(), ", "))
+	case sc.Kind != "html-table":
+		return nil, fmt.Errorf("config: source.%s: unknown kind %q (want html-table)", name, sc.Kind)
+	}
+	return nil, fmt.Errorf("tmp")
+}
