@@ -179,59 +179,69 @@ func (w *writer) listing(l *listings.Listing, available map[string]bool, res *Wr
 	run := w.run
 	lk := []byte(l.Key())
 	var st state
-	if v := w.states.Get(lk); v != nil {
-		if err := json.Unmarshal(v, &st); err != nil {
-			return fmt.Errorf("decode state of %q: %w", l.ID, err)
+	if !l.Available {
+		// Keep the presence facts for closeAbsent; only the attributes and
+		// the last run change.
+		if v := w.states.Get(lk); v != nil {
+			if err := json.Unmarshal(v, &st); err != nil {
+				return fmt.Errorf("decode state of %q: %w", l.ID, err)
+			}
 		}
+		st.Listing = *l
+		st.LastRun = run.Started
+		return w.putState(lk, &st)
 	}
+	// An available listing's new state follows from the present index and
+	// its open segment alone, so the old state need not be decoded (the
+	// hot path of an unchanged market).
+	available[string(lk)] = true
 	st.Listing = *l
 	st.LastRun = run.Started
-	if l.Available {
-		available[string(lk)] = true
-		var prev *listings.Segment
-		if st.Present {
-			s, err := w.segment(st.SegKey)
-			if err != nil {
-				return fmt.Errorf("open segment of %q: %w", l.ID, err)
-			}
-			prev = &s
-		} else {
-			st.FirstSeen = run.Started
+	var prev *listings.Segment
+	if sk := w.present.Get(key(l.Source, l.ID, string(l.Kind))); sk != nil {
+		st.SegKey = append([]byte(nil), sk...)
+		s, err := w.segment(st.SegKey)
+		if err != nil {
+			return fmt.Errorf("open segment of %q: %w", l.ID, err)
 		}
-		switch {
-		case prev != nil && prev.Price == l.Price && prev.Currency == l.Currency && prev.GPU == l.GPU:
-			prev.End = run.Started
-			prev.DiskGB = l.DiskGB
-			if err := w.segments.Put(st.SegKey, encodeSegment(prev)); err != nil {
-				return fmt.Errorf("extend segment: %w", err)
-			}
-			res.Extended++
-		default:
-			s := listings.Segment{
-				Source: l.Source, ID: l.ID, GPU: l.GPU, Kind: l.Kind,
-				Price: l.Price, Currency: l.Currency,
-				Start: run.Started, End: run.Started,
-				FirstSeen: st.FirstSeen, DiskGB: l.DiskGB,
-			}
-			if prev != nil {
-				s.FloorAt = prev.FloorAt // the floor mark belongs to the presence
-			}
-			sk := segKey(&s)
-			if err := w.segments.Put(sk, encodeSegment(&s)); err != nil {
-				return fmt.Errorf("open segment: %w", err)
-			}
-			if err := w.bysource.Put(key(l.Source, s.Start, l.ID, string(l.Kind)), sk); err != nil {
-				return fmt.Errorf("put bysource: %w", err)
-			}
-			if err := w.present.Put(key(l.Source, l.ID, string(l.Kind)), sk); err != nil {
-				return fmt.Errorf("put present: %w", err)
-			}
-			st.SegKey = sk
-			res.Opened++
-		}
-		st.Present = true
-		st.LastSeen = run.Started
+		prev = &s
+		st.FirstSeen = s.FirstSeen
+	} else {
+		st.FirstSeen = run.Started
 	}
+	switch {
+	case prev != nil && prev.Price == l.Price && prev.Currency == l.Currency && prev.GPU == l.GPU:
+		prev.End = run.Started
+		prev.DiskGB = l.DiskGB
+		if err := w.segments.Put(st.SegKey, encodeSegment(prev)); err != nil {
+			return fmt.Errorf("extend segment: %w", err)
+		}
+		res.Extended++
+	default:
+		s := listings.Segment{
+			Source: l.Source, ID: l.ID, GPU: l.GPU, Kind: l.Kind,
+			Price: l.Price, Currency: l.Currency,
+			Start: run.Started, End: run.Started,
+			FirstSeen: st.FirstSeen, DiskGB: l.DiskGB,
+		}
+		if prev != nil {
+			s.FloorAt = prev.FloorAt // the floor mark belongs to the presence
+		}
+		sk := segKey(&s)
+		if err := w.segments.Put(sk, encodeSegment(&s)); err != nil {
+			return fmt.Errorf("open segment: %w", err)
+		}
+		if err := w.bysource.Put(key(l.Source, s.Start, l.ID, string(l.Kind)), sk); err != nil {
+			return fmt.Errorf("put bysource: %w", err)
+		}
+		if err := w.present.Put(key(l.Source, l.ID, string(l.Kind)), sk); err != nil {
+			return fmt.Errorf("put present: %w", err)
+		}
+		st.SegKey = sk
+		res.Opened++
+	}
+	st.Present = true
+	st.LastSeen = run.Started
 	return w.putState(lk, &st)
 }
 
