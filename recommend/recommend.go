@@ -541,8 +541,8 @@ func notes(j Job, task string, a Advice, rows map[string]rowPair, foreign map[st
 	}
 	for _, o := range a.Options {
 		if o.Disappearing > 0 {
-			out = append(out, fmt.Sprintf("%s %s: the floor $%s is not a budget: %d floor listing(s) disappeared within a day in the last 7 days",
-				o.GPU, o.Kind, o.Floor.Decimal(), o.Disappearing))
+			out = append(out, fmt.Sprintf("%s %s: %d floor listing(s) disappeared within a day in the last 7 days: budget at the median, not the floor ($%s)",
+				o.GPU, o.Kind, o.Disappearing, o.Floor.Decimal()))
 		}
 	}
 	if !j.Resumable && a.Advice != AdviceMultiGPU {

@@ -124,7 +124,7 @@ func TestRecommend24GB(t *testing.T) {
 	if got := strings.Join(o.Sources, ","); got != "runpod,vastai" {
 		t.Errorf("4090 sources = %q, want runpod,vastai", got)
 	}
-	if !hasNote(a, "RTX 4090 on-demand: the floor $0.14 is not a budget") {
+	if !hasNote(a, "RTX 4090 on-demand: 1 floor listing(s) disappeared within a day in the last 7 days: budget at the median, not the floor ($0.14)") {
 		t.Errorf("notes %q: want the disappearing floor warning", a.Notes)
 	}
 	if len(a.Unpriced) != 0 {
