@@ -1,0 +1,83 @@
+// check.mjs: DuckDB, an independent reader, checks the finance export.
+//
+// usage: node check.mjs DIR
+// DIR holds listing.csv, listing/ (Parquet, hive-partitioned by dt),
+// daily.csv and daily.parquet, exported from one index. Exits non-zero on
+// any mismatch:
+//   - the listing Parquet has the listing CSV's row count, and a dt column
+//     equal to the UTC date of observed_at in every row;
+//   - the daily Parquet has the daily CSV's row count;
+//   - for each night, the RTX 4090 on-demand median DuckDB computes from the
+//     Parquet (median(price_usd_per_gpu_hour) over the listings of each
+//     source's latest run at or before the daily row's as_of, no older than
+//     max_age = 36 h, the default) equals the daily CSV's median to 1e-6.
+import { DuckDBInstance } from '@duckdb/node-api';
+
+const dir = process.argv[2];
+if (!dir) {
+  console.error('usage: node check.mjs DIR');
+  process.exit(2);
+}
+const q = (s) => "'" + s.replaceAll("'", "''") + "'";
+const listingCSV = q(`${dir}/listing.csv`);
+const listingParquet = q(`${dir}/listing/**/*.parquet`);
+const dailyCSV = q(`${dir}/daily.csv`);
+const dailyParquet = q(`${dir}/daily.parquet`);
+const maxAgeUs = 36n * 3600n * 1000000n;
+
+const db = await DuckDBInstance.create(':memory:');
+const con = await db.connect();
+const all = async (sql) => (await con.runAndReadAll(sql)).getRowObjectsJS();
+const one = async (sql) => Object.values((await all(sql))[0])[0];
+
+let failures = 0;
+const check = (ok, msg) => {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${msg}`);
+  if (!ok) failures++;
+};
+
+await con.run(`CREATE TABLE p AS SELECT *, epoch_us(observed_at) AS obs_us
+  FROM read_parquet(${listingParquet}, hive_partitioning = true)`);
+const csvRows = Number(await one(`SELECT count(*) FROM read_csv_auto(${listingCSV})`));
+const parquetRows = Number(await one(`SELECT count(*) FROM p`));
+check(csvRows > 0 && csvRows === parquetRows, `listing rows: csv ${csvRows}, parquet ${parquetRows}`);
+
+const cols = (await all(`DESCRIBE p`)).map((r) => r.column_name);
+check(cols.includes('dt'), `hive partitioning gives a dt column (columns: ${cols.join(', ')})`);
+const badDt = Number(await one(`SELECT count(*) FROM p
+  WHERE CAST(dt AS VARCHAR) <> strftime(make_timestamp(obs_us), '%Y-%m-%d')`));
+check(badDt === 0, `dt is the UTC date of observed_at (${badDt} rows differ)`);
+
+const dailyCSVRows = Number(await one(`SELECT count(*) FROM read_csv_auto(${dailyCSV})`));
+const dailyParquetRows = Number(await one(`SELECT count(*) FROM read_parquet(${dailyParquet})`));
+check(dailyCSVRows > 0 && dailyCSVRows === dailyParquetRows, `daily rows: csv ${dailyCSVRows}, parquet ${dailyParquetRows}`);
+
+// The per-run medians, as the issue phrases it: grouped by observed_at.
+const perRun = await all(`SELECT source, strftime(make_timestamp(obs_us), '%Y-%m-%dT%H:%M:%SZ') AS observed_at,
+    count(*) AS listings, median(price_usd_per_gpu_hour) AS median
+  FROM p WHERE gpu = 'RTX 4090' AND kind = 'on-demand'
+  GROUP BY source, obs_us ORDER BY obs_us, source`);
+for (const r of perRun) {
+  console.log(`     duckdb: ${r.source} ${r.observed_at} RTX 4090 on-demand: ${r.listings} listings, median ${r.median}`);
+}
+
+const nights = await all(`SELECT date, median, as_of FROM read_csv(${dailyCSV}, header = true, all_varchar = true)
+  WHERE gpu = 'RTX 4090' AND kind = 'on-demand' AND currency = 'USD' ORDER BY date`);
+check(nights.length > 0, `the daily CSV has RTX 4090 on-demand rows (${nights.length})`);
+for (const n of nights) {
+  const asOfUs = BigInt(Date.parse(n.as_of)) * 1000n;
+  const duck = await one(`WITH runs AS (
+      SELECT source, max(obs_us) AS run FROM p WHERE obs_us <= ${asOfUs} GROUP BY source
+      HAVING max(obs_us) >= ${asOfUs - maxAgeUs})
+    SELECT median(p.price_usd_per_gpu_hour) FROM p JOIN runs ON p.source = runs.source AND p.obs_us = runs.run
+    WHERE p.gpu = 'RTX 4090' AND p.kind = 'on-demand'`);
+  const want = Number(n.median);
+  check(duck !== null && Math.abs(Number(duck) - want) <= 1e-6,
+    `${n.date} RTX 4090 on-demand median: daily csv ${n.median}, duckdb from parquet ${duck}`);
+}
+
+if (failures > 0) {
+  console.error(`duckdb-check: ${failures} checks failed`);
+  process.exit(1);
+}
+console.log('duckdb-check: all checks passed');
