@@ -40,7 +40,11 @@ const (
 // control and zero-width characters dropped, runs of white space (NBSP and
 // thin spaces included) collapsed to one space, trimmed, and capped at
 // maxPageText runes.
-func cleanText(s string) string {
+func cleanText(s string) string { return squash(s, maxPageText) }
+
+// squash is cleanText with a cap of limit runes, for text that is matched
+// rather than kept (a whole row, a plan card).
+func squash(s string, limit int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	var b strings.Builder
 	b.Grow(len(s))
@@ -53,7 +57,7 @@ func cleanText(s string) string {
 		case r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\ufeff' || unicode.IsControl(r):
 			continue
 		}
-		if n >= maxPageText {
+		if n >= limit {
 			break
 		}
 		if space {
@@ -138,11 +142,13 @@ func appendText(b *strings.Builder, n *html.Node, limit int) {
 	}
 }
 
-// nodeText is the cleaned visible text of n, read up to limit bytes.
+// nodeText is the visible text of n, read up to limit bytes, squashed and
+// capped at limit runes. Values kept from it are capped again (clipRunes
+// with maxPageText); ids are slugs of at most 80 runes.
 func nodeText(n *html.Node, limit int) string {
 	var b strings.Builder
 	appendText(&b, n, limit)
-	return cleanText(b.String())
+	return squash(b.String(), limit)
 }
 
 // attr returns the value of n's attribute key.
@@ -723,7 +729,7 @@ func parseDiskGB(s string) float64 {
 // soldOut reports whether a stock text or row says the offer cannot be
 // rented now ("Out of stock", "Sold out", "0 available").
 func soldOut(s string) bool {
-	t := strings.ToLower(cleanText(s))
+	t := strings.ToLower(squash(s, len(s)))
 	if containsAny(t, "out of stock", "sold out", "soldout", "unavailable", "not available", "no stock", "notify me") {
 		return true
 	}
