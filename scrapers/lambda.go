@@ -191,7 +191,7 @@ func lambdaListing(b *Batch, name string, t *lambdaType, limit listings.Price) {
 		b.Rejectf(name, listings.RejectZeroPrice, "price_cents_per_hour=%v gpus=%d", cents, gpus)
 		return
 	}
-	gpu, known := listings.Normalize(strings.TrimSpace(model+" "+form), vram)
+	gpu, known := normalizeGPU(vram, model+" "+form)
 	regions := make([]string, 0, len(t.Regions))
 	for _, r := range t.Regions {
 		if r.Name != "" {
@@ -206,7 +206,7 @@ func lambdaListing(b *Batch, name string, t *lambdaType, limit listings.Price) {
 		ID:           name,
 		GPU:          gpu,
 		Known:        known,
-		RawGPU:       raw,
+		RawGPU:       clipText(raw, maxGPUName),
 		GPUCount:     gpus,
 		VRAMGB:       vram,
 		Kind:         listings.OnDemand,

@@ -192,12 +192,7 @@ func runPodType2Listings(b *Batch, t *runPodType, limit listings.Price) {
 		b.Rejectf(t.ID, listings.RejectBadRow, "memoryInGb %v maxGpuCount %v", fmtFloat(t.MemoryInGb), fmtFloat(t.MaxGpuCount))
 		return
 	}
-	gpu, known := listings.Normalize(t.ID, vram)
-	if !known && t.DisplayName != "" {
-		if g, k := listings.Normalize(t.DisplayName, vram); k {
-			gpu, known = g, k
-		}
-	}
+	gpu, known := normalizeGPU(vram, t.ID, t.DisplayName)
 	clouds := []struct {
 		name        string
 		on          *bool
@@ -214,7 +209,7 @@ func runPodType2Listings(b *Batch, t *runPodType, limit listings.Price) {
 			ID:          t.ID + "/" + c.name,
 			GPU:         gpu,
 			Known:       known,
-			RawGPU:      t.ID,
+			RawGPU:      clipText(t.ID, maxGPUName),
 			GPUCount:    1,
 			VRAMGB:      vram,
 			Region:      c.name,
@@ -282,6 +277,35 @@ func clipText(s string, n int) string {
 }
 
 func isRuneStart(c byte) bool { return c&0xC0 != 0x80 }
+
+// maxGPUName is the longest GPU name given to listings.Normalize. Real names
+// are under 60 bytes; Normalize's cost grows with the square of the words in
+// a name, so an absurd "name" from a broken or hostile response would stall
+// the run. Longer names are kept, clipped, as unknown.
+const maxGPUName = 120
+
+// normalizeGPU is listings.Normalize for untrusted names: trying each
+// non-empty name in turn, the first catalog match wins; with none, the first
+// non-empty name is kept (clipped to maxGPUName) as unknown.
+func normalizeGPU(vram float64, names ...string) (string, bool) {
+	first := ""
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if first == "" {
+			first = n
+		}
+		if len(n) > maxGPUName {
+			continue
+		}
+		if g, ok := listings.Normalize(n, vram); ok {
+			return g, true
+		}
+	}
+	return clipText(first, maxGPUName), false
+}
 
 // envValue reads an environment variable through env.Getenv; a nil Getenv
 // means an empty environment.

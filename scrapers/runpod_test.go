@@ -375,3 +375,30 @@ func BenchmarkParseRunPod(b *testing.B) {
 		}
 	}
 }
+
+func TestNormalizeGPU(t *testing.T) {
+	long := strings.Repeat("rtx 4090 ", 20000) // 180 kB of "name"
+	tests := []struct {
+		name      string
+		vram      float64
+		names     []string
+		wantGPU   string
+		wantKnown bool
+	}{
+		{"first known", 80, []string{"NVIDIA H100 80GB HBM3", "H100 SXM"}, "H100 SXM", true},
+		{"second known", 24, []string{"weird-id-42", "RTX 4090"}, "RTX 4090", true},
+		{"none known keeps the first", 0, []string{"", "Z900", "Z901"}, "Z900", false},
+		{"too long is not normalised", 24, []string{long}, clipText(long, maxGPUName), false},
+		{"too long falls through to the next", 24, []string{long, "RTX 4090"}, "RTX 4090", true},
+		{"nothing", 0, []string{"", " "}, "", false},
+	}
+	for _, tc := range tests {
+		gpu, known := normalizeGPU(tc.vram, tc.names...)
+		if gpu != tc.wantGPU || known != tc.wantKnown {
+			t.Errorf("%s: got %.40q %v, want %.40q %v", tc.name, gpu, known, tc.wantGPU, tc.wantKnown)
+		}
+		if len(gpu) > maxGPUName+len("…") {
+			t.Errorf("%s: got a %d-byte name, want at most %d", tc.name, len(gpu), maxGPUName)
+		}
+	}
+}
