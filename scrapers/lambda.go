@@ -102,13 +102,16 @@ type lambdaType struct {
 // keep the first.
 func ParseLambda(body []byte, limit listings.Price) ([]listings.Listing, []listings.Reject, error) {
 	var env struct {
-		Data json.RawMessage `json:"data"`
+		Data  json.RawMessage `json:"data"`
+		Error json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, nil, fmt.Errorf("lambda: decode response: %w", err)
 	}
-	if msg := lambdaError(body); msg != "" {
-		return nil, nil, fmt.Errorf("lambda: api error: %s", msg)
+	if len(env.Error) > 0 {
+		if msg := lambdaError(body); msg != "" {
+			return nil, nil, fmt.Errorf("lambda: api error: %s", msg)
+		}
 	}
 	data := bytes.TrimSpace(env.Data)
 	if len(data) == 0 || data[0] != '{' {

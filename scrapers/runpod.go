@@ -134,10 +134,10 @@ func runPodRows(body []byte) ([]json.RawMessage, error) {
 	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, fmt.Errorf("runpod: decode response: %w", err)
 	}
-	if msg := runPodErrors(body); msg != "" {
-		return nil, fmt.Errorf("runpod: graphql: %s", msg)
-	}
 	if len(env.Errors) > 0 && string(env.Errors) != "null" && string(env.Errors) != "[]" {
+		if msg := runPodErrors(body); msg != "" {
+			return nil, fmt.Errorf("runpod: graphql: %s", msg)
+		}
 		return nil, fmt.Errorf("runpod: graphql errors: %s", clipText(string(env.Errors), 300))
 	}
 	if env.Data == nil || len(env.Data.GpuTypes) == 0 || string(env.Data.GpuTypes) == "null" {

@@ -192,6 +192,13 @@ func TestParseRunPodEnvelope(t *testing.T) {
 	if !reflect.DeepEqual(got, bare) {
 		t.Errorf("envelope and bare array differ: got %d listings, want %d", len(got), len(bare))
 	}
+	for _, errs := range []string{`null`, `[]`} {
+		body := []byte(`{"errors":` + errs + `,"data":{"gpuTypes":` + string(rec) + `}}`)
+		got, _, err := ParseRunPod(body, DefaultPriceCap)
+		if err != nil || len(got) != len(bare) {
+			t.Errorf("errors %s: got %d listings, error %v; want %d, no error", errs, len(got), err, len(bare))
+		}
+	}
 }
 
 func TestParseRunPodBadRows(t *testing.T) {
