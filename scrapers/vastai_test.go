@@ -176,7 +176,7 @@ func offer(id any, extra map[string]any) map[string]any {
 
 func TestParseVastBadRows(t *testing.T) {
 	offers := []any{
-		offer(1, nil),                                        // kept: on-demand and interruptible
+		offer(1, nil), // kept: on-demand and interruptible
 		offer(2, map[string]any{"dph_base": "NaN"}),          // bad price
 		offer(3, map[string]any{"dph_base": -0.5}),           // negative
 		offer(4, map[string]any{"dph_base": 0}),              // zero
@@ -189,8 +189,8 @@ func TestParseVastBadRows(t *testing.T) {
 		offer(10, map[string]any{"gpu_ram": "24GB"}),         // a string where a number belongs
 		offer(11, map[string]any{"min_bid": "cheap"}),        // kept; bad bid
 		offer(12, map[string]any{"gpu_name": "Voodoo 5500"}), // kept, unknown GPU
-		offer(nil, nil),                                      // no id
-		"not an object",                                      // malformed row
+		offer(nil, nil), // no id
+		"not an object", // malformed row
 		offer(13, map[string]any{"num_gpus": 4.0, "dph_base": 2.0, "min_bid": 1.0, "bw_nvlink": 100.0}),
 	}
 	body, _ := json.Marshal(map[string]any{"offers": offers})
@@ -204,7 +204,7 @@ func TestParseVastBadRows(t *testing.T) {
 	}
 	want := map[string]string{
 		"1 on-demand": "0.400000", "1 interruptible": "0.200000",
-		"8 on-demand": "0.400000",
+		"8 on-demand":  "0.400000",
 		"11 on-demand": "0.400000",
 		"12 on-demand": "0.400000", "12 interruptible": "0.200000",
 		"13 on-demand": "0.500000", "13 interruptible": "0.250000",
