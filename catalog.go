@@ -183,6 +183,10 @@ func Match(q string) []GPU {
 	return out
 }
 
+// maxNameLen bounds the names Normalize works on, so that a hostile or
+// garbled name costs nothing.
+const maxNameLen = 160
+
 var (
 	reMemGB   = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*gb`)
 	reCount   = regexp.MustCompile(`^\s*\d+\s*x\s+`)
@@ -200,6 +204,10 @@ func Normalize(raw string, vramGB float64) (name string, known bool) {
 	s := strings.ToLower(strings.TrimSpace(raw))
 	if s == "" {
 		return "", false
+	}
+	if len(s) > maxNameLen {
+		// No GPU name is this long: keep it, unknown, without the work.
+		return strings.TrimSpace(raw), false
 	}
 	s = reCount.ReplaceAllString(s, "")
 	mem := vramGB
@@ -283,6 +291,9 @@ func Normalize(raw string, vramGB float64) (name string, known bool) {
 	// "NVIDIA RTX PRO 6000 Blackwell Workstation Edition" and friends: try
 	// dropping trailing words one at a time.
 	words := strings.Fields(s)
+	if len(words) > 8 {
+		words = words[:8]
+	}
 	for n := len(words) - 1; n >= 1; n-- {
 		if g, ok := byAlias[compact(strings.Join(words[:n], " "))]; ok {
 			return g.Name, true

@@ -3,6 +3,7 @@ package listings
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -175,3 +176,18 @@ func TestParsePrice(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+func BenchmarkNormalizeLongName(b *testing.B) {
+	long := strings.Repeat("nvidia rtx ", 2000)
+	for b.Loop() {
+		if _, known := Normalize(long, 0); known {
+			b.Fatal("a 22,000-byte name is not a catalog GPU")
+		}
+	}
+}
+
+func BenchmarkNormalize(b *testing.B) {
+	for b.Loop() {
+		Normalize("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 96)
+	}
+}
