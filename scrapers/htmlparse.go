@@ -650,7 +650,7 @@ var (
 	reCountX     = regexp.MustCompile(`^(\d+)\s*[x×]\s*(.*)$`)
 	reCountWord  = regexp.MustCompile(`(?i)^(single|dual|twin|double|triple|quad|quadruple|hexa|octa|octo)\b[\s-]*(.*)$`)
 	reCountLead  = regexp.MustCompile(`^(\d{1,2})\s+([A-Za-z].*)$`)
-	reCountTail  = regexp.MustCompile(`(?i)^(.*?\S)\s*(?:[x×]\s*(\d+)|\(\s*(\d+)\s*[x×]\s*\))$`)
+	reCountTail  = regexp.MustCompile(`(?i)^(.*?\S)\s+(?:[x×]\s*(\d+)|\(\s*(\d+)\s*[x×]\s*\))$`)
 	reVRAM       = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*GB\b`)
 	reNotGPUUnit = regexp.MustCompile(`(?i)^(?:gb|tb|mb|gib|tib|cores?|vcpus?|threads)\b`)
 )
@@ -726,14 +726,18 @@ func parseDiskGB(s string) float64 {
 	return total
 }
 
-// soldOut reports whether a stock text or row says the offer cannot be
-// rented now ("Out of stock", "Sold out", "0 available").
+// soldOut reports whether a stock cell says the offer cannot be rented now
+// ("Out of stock", "Sold out", "0", "0 available").
 func soldOut(s string) bool {
 	t := strings.ToLower(squash(s, len(s)))
-	if containsAny(t, "out of stock", "sold out", "soldout", "unavailable", "not available", "no stock", "notify me") {
-		return true
-	}
-	return t == "0" || strings.HasPrefix(t, "0 ")
+	return mentionsSoldOut(t) || t == "0" || strings.HasPrefix(t, "0 ")
+}
+
+// mentionsSoldOut reports whether a longer text (a row, a plan card) says
+// the offer is sold out.
+func mentionsSoldOut(s string) bool {
+	t := strings.ToLower(squash(s, len(s)))
+	return containsAny(t, "out of stock", "sold out", "soldout", "unavailable", "not available", "no stock", "notify me")
 }
 
 // slug makes a stable id from a server or plan name: lower-case letters and
