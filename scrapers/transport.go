@@ -226,7 +226,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			discard(resp)
 			cancel()
 			if hasRA {
-				wait = ra
+				// The host gate holds every request to this host, ours
+				// included, until then.
 				notBefore = time.Now().Add(ra)
 			} else {
 				wait = backoff(attempt, o.BaseBackoff, o.MaxBackoff)
@@ -234,8 +235,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			g.release(o.HostDelay, notBefore)
 		}
 		t.c.retries.Add(1)
-		if err := o.Sleep(ctx, wait); err != nil {
-			return nil, err
+		if wait > 0 {
+			if err := o.Sleep(ctx, wait); err != nil {
+				return nil, err
+			}
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -312,7 +313,19 @@ func TestCollectVast(t *testing.T) {
 		method, ua, auth, ctype string
 		query                   map[string]any
 	}
-	serve := func(w http.ResponseWriter, r *http.Request) {}
+	var serveMu sync.Mutex
+	serveFn := func(w http.ResponseWriter, r *http.Request) {}
+	setServe := func(f func(w http.ResponseWriter, r *http.Request)) {
+		serveMu.Lock()
+		serveFn = f
+		serveMu.Unlock()
+	}
+	serve := func(w http.ResponseWriter, r *http.Request) {
+		serveMu.Lock()
+		f := serveFn
+		serveMu.Unlock()
+		f(w, r)
+	}
 	stop := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -322,13 +335,13 @@ func TestCollectVast(t *testing.T) {
 	defer close(stop)
 
 	t.Run("ok", func(t *testing.T) {
-		serve = func(w http.ResponseWriter, r *http.Request) {
+		setServe(func(w http.ResponseWriter, r *http.Request) {
 			gotReq.method, gotReq.ua, gotReq.auth = r.Method, r.UserAgent(), r.Header.Get("Authorization")
 			gotReq.ctype = r.Header.Get("Content-Type")
 			b, _ := io.ReadAll(r.Body)
 			_ = json.Unmarshal(b, &gotReq.query)
 			w.Write(full)
-		}
+		})
 		run, ls := Collect(context.Background(), Vast{}, RunOptions{
 			URL: srv.URL, Now: vastNow, Client: fastClient(),
 			Getenv: func(k string) string { return map[string]string{"VAST_API_KEY": "k-123"}[k] },
@@ -364,12 +377,12 @@ func TestCollectVast(t *testing.T) {
 	})
 
 	t.Run("limit option and no key", func(t *testing.T) {
-		serve = func(w http.ResponseWriter, r *http.Request) {
+		setServe(func(w http.ResponseWriter, r *http.Request) {
 			gotReq.auth = r.Header.Get("Authorization")
 			b, _ := io.ReadAll(r.Body)
 			_ = json.Unmarshal(b, &gotReq.query)
 			w.Write(full)
-		}
+		})
 		run, _ := Collect(context.Background(), Vast{}, RunOptions{
 			URL: srv.URL, Client: fastClient(), Options: map[string]any{"limit": int64(300)},
 			Getenv: func(string) string { return "" },
@@ -429,7 +442,7 @@ func TestCollectVast(t *testing.T) {
 	for _, tt := range failures {
 		t.Run(tt.name, func(t *testing.T) {
 			hits.Store(0)
-			serve = tt.serve
+			setServe(tt.serve)
 			o := RunOptions{URL: srv.URL, Now: vastNow, Client: fastClient()}
 			if tt.opts != nil {
 				tt.opts(&o)
