@@ -245,8 +245,27 @@ func exportToPath(ctx context.Context, a *app, db *index.DB, o *exportOptions) e
 }
 
 // writeAtomic writes path through a temporary file in its directory and
-// renames it into place when fill succeeds.
+// renames it into place when fill succeeds. A path that exists and is not a
+// regular file (/dev/stdout, a named pipe, a device) is written in place:
+// renaming over it would replace it.
 func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return fmt.Errorf("export: %s is a directory (csv and daily parquet write one file)", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("export: open %s: %w", path, err)
+		}
+		if err := fill(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("export: write %s: %w", path, err)
+		}
+		return nil
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("export: create %s: %w", dir, err)
@@ -263,6 +282,9 @@ func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
 	}()
 	if err := fill(f); err != nil {
 		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("export: write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("export: write %s: %w", path, err)
@@ -488,15 +510,49 @@ func csvTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 func csvFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
+// memo caches the formatted cells of a column: times, prices and
+// attributes repeat across rows. It is bounded, so memory stays constant.
+type memo[K comparable] struct {
+	m      map[K]string
+	format func(K) string
+}
+
+// memoSize bounds each memo; a full memo starts afresh.
+const memoSize = 4096
+
+func newMemo[K comparable](format func(K) string) *memo[K] {
+	return &memo[K]{m: make(map[K]string), format: format}
+}
+
+func (c *memo[K]) get(k K) string {
+	if s, ok := c.m[k]; ok {
+		return s
+	}
+	if len(c.m) >= memoSize {
+		clear(c.m)
+	}
+	s := c.format(k)
+	c.m[k] = s
+	return s
+}
+
 // listingCSV writes listing rows as CSV.
 type listingCSV struct {
-	w   *csv.Writer
-	rec []string
-	err error
+	w      *csv.Writer
+	rec    []string
+	err    error
+	times  *memo[int64] // Unix nanoseconds -> RFC 3339
+	prices *memo[listings.Price]
+	floats *memo[float64]
 }
 
 func newListingCSV(w io.Writer) *listingCSV {
-	s := &listingCSV{w: csv.NewWriter(w), rec: make([]string, len(listingColumns))}
+	s := &listingCSV{
+		w: csv.NewWriter(w), rec: make([]string, len(listingColumns)),
+		times:  newMemo(func(ns int64) string { return csvTime(time.Unix(0, ns)) }),
+		prices: newMemo(listings.Price.Decimal),
+		floats: newMemo(csvFloat),
+	}
 	s.err = s.w.Write(listingColumns)
 	return s
 }
@@ -506,31 +562,31 @@ func (s *listingCSV) write(r *listingRow) error {
 		return fmt.Errorf("export: write csv: %w", s.err)
 	}
 	c := s.rec
-	c[0] = csvTime(r.ObservedAt)
+	c[0] = s.times.get(r.ObservedAt.UnixNano())
 	c[1] = csvText(r.Source)
 	c[2] = csvText(r.ID)
 	c[3] = csvText(r.GPU)
 	c[4] = strconv.Itoa(r.GPUCount)
 	c[5] = ""
 	if r.VRAMGB > 0 {
-		c[5] = csvFloat(r.VRAMGB)
+		c[5] = s.floats.get(r.VRAMGB)
 	}
 	c[6] = string(r.Kind)
 	c[7] = ""
 	if r.HasUSD {
-		c[7] = r.PriceUSD.Decimal()
+		c[7] = s.prices.get(r.PriceUSD)
 	}
-	c[8] = r.Price.Decimal()
+	c[8] = s.prices.get(r.Price)
 	c[9] = csvText(r.Currency)
 	c[10] = csvText(r.Region)
 	c[11] = ""
 	if r.Reliability >= 0 {
-		c[11] = csvFloat(r.Reliability)
+		c[11] = s.floats.get(r.Reliability)
 	}
-	c[12] = csvTime(r.FirstSeen)
+	c[12] = s.times.get(r.FirstSeen.UnixNano())
 	c[13] = ""
 	if !r.LastSeen.IsZero() {
-		c[13] = csvTime(r.LastSeen)
+		c[13] = s.times.get(r.LastSeen.UnixNano())
 	}
 	c[14] = strconv.FormatBool(r.DisappearingFloor)
 	if err := s.w.Write(c); err != nil {

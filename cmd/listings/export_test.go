@@ -519,6 +519,27 @@ func TestExportToFileIsWhole(t *testing.T) {
 	}
 }
 
+func TestExportToNamedPipeWritesInPlace(t *testing.T) {
+	c, want := exportCLI(t)
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo) // blocks until the export opens the pipe
+		got <- b
+	}()
+	c.mustRun("export", "--out", fifo)
+	if _, rows := readCSV(t, string(<-got)); len(rows) != want {
+		t.Errorf("rows read from the pipe = %d, want %d", len(rows), want)
+	}
+	fi, err := os.Stat(fifo)
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("after the export %s is %v (%v), want the named pipe still there", fifo, fi.Mode(), err)
+	}
+}
+
 func TestExportUsageErrors(t *testing.T) {
 	c, _ := exportCLI(t)
 	full := filepath.Join(t.TempDir(), "full")
