@@ -503,3 +503,49 @@ func FuzzParseVast(f *testing.F) {
 		}
 	})
 }
+
+func TestParseVastNights(t *testing.T) {
+	tests := []struct {
+		file            string
+		offers, n4090   int
+		floor           listings.Price
+		hasFloorGone    bool
+		repricedH100SXM listings.Price
+	}{
+		{"night1.json", 238, 63, 166667, false, 2133333},
+		{"night2.json", 242, 64, 160000, true, 2133333},
+		{"night3.json", 238, 63, 166667, false, 2346700},
+		{"night4.json", 240, 63, 166667, false, 2346700},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			ls, _, err := ParseVast(readFixture(t, "vastai", tt.file), vastNow, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			od, n4090, floor, gone, hyper := 0, 0, listings.Price(0), false, false
+			var repriced listings.Price
+			for _, l := range ls {
+				if l.Kind != listings.OnDemand {
+					continue
+				}
+				od++
+				if l.GPU == "RTX 4090" {
+					n4090++
+					if floor == 0 || l.Price < floor {
+						floor = l.Price
+					}
+				}
+				gone = gone || l.ID == "13424436"
+				hyper = hyper || l.Region == `=HYPERLINK("http://x","y")`
+				if l.ID == "12848117" {
+					repriced = l.Price
+				}
+			}
+			if od != tt.offers || n4090 != tt.n4090 || floor != tt.floor || gone != tt.hasFloorGone || !hyper || repriced != tt.repricedH100SXM {
+				t.Errorf("got %d on-demand, %d RTX 4090, floor %s, floor offer %t, hyperlink %t, repriced %s; want %d, %d, %s, %t, true, %s",
+					od, n4090, floor, gone, hyper, repriced, tt.offers, tt.n4090, tt.floor, tt.hasFloorGone, tt.repricedH100SXM)
+			}
+		})
+	}
+}
