@@ -125,8 +125,8 @@ func cmdExport(ctx context.Context, a *app, args []string) error {
 	fs := a.flagSet("export", "[--format csv|parquet] [--granularity listing|daily] [--from TIME] [--to TIME] [--gpu Q] [--kind KIND|any] [--out PATH|-]")
 	format := fs.String("format", "csv", "csv or parquet")
 	gran := fs.String("granularity", "listing", "listing (one row per listing per ok run) or daily (one row per day, GPU and kind)")
-	fromS := fs.String("from", "", "only runs started at or after this RFC 3339 time (default: the first)")
-	toS := fs.String("to", "", "only runs started at or before this RFC 3339 time (default: the last)")
+	fromS := fs.String("from", "", "only runs started at or after this RFC 3339 time or date (default: the first)")
+	toS := fs.String("to", "", "only runs started at or before this RFC 3339 time, or during this date (default: the last)")
 	gpu := fs.String("gpu", "", "only GPUs matching this query (default: all)")
 	kind := fs.String("kind", "any", "on-demand, interruptible, monthly or any")
 	out := fs.String("out", "-", "output: a file for CSV (- is stdout), a directory for listing Parquet, a file for daily Parquet")
@@ -155,6 +155,10 @@ func cmdExport(ctx context.Context, a *app, args []string) error {
 	if *toS != "" {
 		if o.to, err = parseTime(*toS); err != nil {
 			return usageErrorf("export: --to: %v", err)
+		}
+		if _, err := time.Parse(time.DateOnly, *toS); err == nil {
+			// A plain date ends the export with that day, not at its start.
+			o.to = o.to.Add(24*time.Hour - time.Nanosecond)
 		}
 	}
 	if !o.from.IsZero() && !o.to.IsZero() && o.to.Before(o.from) {

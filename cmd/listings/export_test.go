@@ -270,6 +270,7 @@ func TestExportListingWindowAndFilters(t *testing.T) {
 		{"gpu 3090", []string{"--gpu", "3090"}, 4, nil},
 		{"kind monthly", []string{"--kind", "monthly"}, 4, nil},
 		{"gpu 4090 on-demand", []string{"--gpu", "4090", "--kind", "on-demand"}, 3*4 + 1 + 2, nil},
+		{"one date", []string{"--from", night(2).Format(time.DateOnly), "--to", night(2).Format(time.DateOnly)}, 5, nil},
 		{"one night", []string{"--from", night(2).Format(time.RFC3339), "--to", night(2).Add(time.Hour).Format(time.RFC3339)}, 5, nil},
 		{
 			// As of the end of night 1, D has not yet vanished and A was
