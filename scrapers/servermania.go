@@ -78,7 +78,7 @@ type gpuAnchor struct {
 // scanCards walks root.
 func scanCards(root *html.Node) *cardScan {
 	s := &cardScan{texts: map[*html.Node]string{}, hasHeading: map[*html.Node]bool{}, priceCount: map[*html.Node]int{}}
-	s.walk(root, 0)
+	s.walk(root)
 	for _, e := range s.elements {
 		t, short := s.texts[e]
 		if !short || t == "" {
@@ -108,7 +108,7 @@ func scanCards(root *html.Node) *cardScan {
 
 // walk records n's subtree and returns its raw text (long is true past
 // maxShortText bytes).
-func (s *cardScan) walk(n *html.Node, depth int) (text string, long bool) {
+func (s *cardScan) walk(n *html.Node) (text string, long bool) {
 	switch n.Type {
 	case html.TextNode:
 		return n.Data, len(n.Data) > maxShortText
@@ -131,7 +131,7 @@ func (s *cardScan) walk(n *html.Node, depth int) (text string, long bool) {
 	}
 	heading := n.Type == html.ElementNode && (isHeadingTag(n.Data) || attr(n, "role") == "heading")
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		t, l := s.walk(c, depth+1)
+		t, l := s.walk(c)
 		if s.hasHeading[c] {
 			heading = true
 		}
@@ -357,6 +357,6 @@ func serverManiaPlan(b *Batch, s *cardScan, p *plan, limit listings.Price) {
 		Region:      clipRunes(region, maxPageText),
 		Reliability: -1,
 		DiskGB:      parseDiskGB(s.labelled(p.block, reStorageLine)),
-		Available:   !soldOut(nodeText(p.block, 4*maxCellText)),
+		Available:   !mentionsSoldOut(nodeText(p.block, 4*maxCellText)),
 	})
 }
