@@ -40,8 +40,15 @@ package main
 //   - Listing Parquet goes to a directory OUT/dt=YYYY-MM-DD/part-0.parquet
 //     (dt is the UTC date of observed_at); daily Parquet to one file OUT.
 //   - Files appear whole or not at all: the export writes beside OUT and
-//     renames at the end. A Parquet directory OUT must not exist yet (or be
-//     empty), so no partition of an older export is left mixed in.
+//     renames at the end (an OUT that is not a regular file, such as
+//     /dev/stdout or a named pipe, is written in place). A Parquet directory
+//     OUT must not exist yet (or be empty), so no partition of an older
+//     export is left mixed in.
+//   - --from and --to bound the runs' start times, both inclusive; a plain
+//     date as --to means the end of that day. Without them the export is
+//     the whole index.
+//   - CSV records end with LF (Go's encoding/csv), which spreadsheets,
+//     DuckDB and pandas read; quoting follows RFC 4180.
 
 import (
 	"context"
