@@ -31,6 +31,7 @@ type collectOptions struct {
 	observed  time.Time         // zero: now
 	timeout   time.Duration     // per source; 0: config or 2m
 	transport http.RoundTripper // tests and the demo
+	hostDelay time.Duration     // between requests to one host; 0: the default, <0: none (the demo's loopback server)
 	getenv    func(string) string
 	progress  progressFunc
 }
@@ -210,6 +211,7 @@ func (a *app) runOptions(name string, o collectOptions, now time.Time, getenv fu
 		Client: scrapers.ClientOptions{
 			UserAgent: scrapers.UserAgent(version, contact),
 			Transport: o.transport,
+			HostDelay: o.hostDelay,
 		},
 	}
 }
@@ -293,5 +295,14 @@ func (a *app) source(name string) (scrapers.Source, error) {
 	case sc.Kind != "html-table":
 		return nil, fmt.Errorf("config: source.%s: unknown kind %q (want html-table)", name, sc.Kind)
 	}
-	return nil, fmt.Errorf("tmp")
+	s, err := scrapers.NewHTMLTable(name, scrapers.HTMLTableConfig{
+		URL: sc.URL, Table: sc.Table, TableHeader: sc.TableHeader,
+		GPUColumn: sc.GPUColumn, CountColumn: sc.CountColumn, PriceColumn: sc.PriceColumn,
+		VRAMColumn: sc.VRAMColumn, IDColumn: sc.IDColumn, RegionColumn: sc.RegionCol,
+		Unit: sc.Unit, PerGPU: sc.PerGPU, Currency: sc.Currency,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("config: source.%s: %w", name, err)
+	}
+	return s, nil
 }

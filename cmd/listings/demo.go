@@ -29,6 +29,20 @@ type demoFeed struct {
 // stays); the other sources serve the same recording each night.
 var demoFeeds = []demoFeed{
 	{"vastai", [4]string{"vastai/night1.json", "vastai/night2.json", "vastai/night3.json", "vastai/night4.json"}},
+	{"runpod", same4("runpod/runpod-graphql-gputypes-full-2025-06-21.json")},
+	{"lambda", same4("lambda/lambda-instance-types.json")},
+	{"tensordock", same4("tensordock/locations.json")},
+	{"cherryservers", same4("cherryservers/gpu-servers.html")},
+	{"servermania", same4("servermania/gpu-servers.html")},
+	{"nimbus", same4("htmltable/pricing.html")},
+}
+
+// demoHTMLTable is the README's worked example of a user-defined source:
+// a pricing page no Go code knows, described in the config alone.
+var demoHTMLTable = SourceConfig{
+	Kind: "html-table", URL: "https://nimbus.example/pricing", TableHeader: "On-demand price", GPUColumn: "GPU", CountColumn: "GPUs",
+	PriceColumn: "On-demand price", VRAMColumn: "VRAM", IDColumn: "Instance", RegionCol: "Region",
+	Unit: "hourly", Currency: "USD",
 }
 
 func same4(p string) [4]string { return [4]string{p, p, p, p} }
@@ -87,6 +101,12 @@ func cmdDemo(ctx context.Context, a *app, args []string) error {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
+	if a.cfg.Source == nil {
+		a.cfg.Source = map[string]SourceConfig{}
+	}
+	if _, ok := a.cfg.Source["nimbus"]; !ok {
+		a.cfg.Source["nimbus"] = demoHTMLTable
+	}
 	var names []string
 	urls := map[string]string{}
 	for _, f := range demoFeeds {
@@ -101,7 +121,7 @@ func cmdDemo(ctx context.Context, a *app, args []string) error {
 		observed := now.Add(-time.Duration(3-n) * 24 * time.Hour)
 		_, _, err := a.collect(ctx, collectOptions{
 			sources: names, urls: urls, observed: observed, timeout: 30 * time.Second,
-			getenv: demoEnv(a.getenv),
+			getenv: demoEnv(a.getenv), hostDelay: -1, // one loopback host serves every source
 		})
 		if err != nil {
 			return err
