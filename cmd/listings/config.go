@@ -53,7 +53,7 @@ type SourceConfig struct {
 	CountColumn string `toml:"count_column"` // header text of the GPU count column (optional)
 	PriceColumn string `toml:"price_column"` // header text of the price column
 	VRAMColumn  string `toml:"vram_column"`  // optional
-	IDColumn    string `toml:"id_column"`    // optional: default the GPU cell plus the row number
+	IDColumn    string `toml:"id_column"`    // optional: default a slug of the GPU text, count and region
 	RegionCol   string `toml:"region_column"`
 	Unit        string `toml:"unit"`     // "hourly" or "monthly"
 	PerGPU      bool   `toml:"per_gpu"`  // the price is already per GPU
