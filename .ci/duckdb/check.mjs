@@ -10,7 +10,8 @@
 //   - for each night, the RTX 4090 on-demand median DuckDB computes from the
 //     Parquet (median(price_usd_per_gpu_hour) over the listings of each
 //     source's latest run at or before the daily row's as_of, no older than
-//     max_age = 36 h, the default) equals the daily CSV's median to 1e-6.
+//     max_age = 36 h, the default) equals the daily CSV's median to 1e-6;
+//     so does every other USD row of the daily CSV.
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const dir = process.argv[2];
@@ -61,20 +62,33 @@ for (const r of perRun) {
   console.log(`     duckdb: ${r.source} ${r.observed_at} RTX 4090 on-demand: ${r.listings} listings, median ${r.median}`);
 }
 
-const nights = await all(`SELECT date, median, as_of FROM read_csv(${dailyCSV}, header = true, all_varchar = true)
-  WHERE gpu = 'RTX 4090' AND kind = 'on-demand' AND currency = 'USD' ORDER BY date`);
+// DuckDB's median of a snapshot: the listings of each source's latest run
+// at or before asOf, no older than max_age.
+const snapshotMedian = (gpu, kind, asOfUs) => one(`WITH runs AS (
+    SELECT source, max(obs_us) AS run FROM p WHERE obs_us <= ${asOfUs} GROUP BY source
+    HAVING max(obs_us) >= ${asOfUs - maxAgeUs})
+  SELECT median(p.price_usd_per_gpu_hour) FROM p JOIN runs ON p.source = runs.source AND p.obs_us = runs.run
+  WHERE p.gpu = ${q(gpu)} AND p.kind = ${q(kind)}`);
+
+const daily = await all(`SELECT date, gpu, kind, median, as_of FROM read_csv(${dailyCSV}, header = true, all_varchar = true)
+  WHERE currency = 'USD' ORDER BY date, gpu, kind`);
+const nights = daily.filter((n) => n.gpu === 'RTX 4090' && n.kind === 'on-demand');
 check(nights.length > 0, `the daily CSV has RTX 4090 on-demand rows (${nights.length})`);
-for (const n of nights) {
+let others = 0;
+for (const n of daily) {
   const asOfUs = BigInt(Date.parse(n.as_of)) * 1000n;
-  const duck = await one(`WITH runs AS (
-      SELECT source, max(obs_us) AS run FROM p WHERE obs_us <= ${asOfUs} GROUP BY source
-      HAVING max(obs_us) >= ${asOfUs - maxAgeUs})
-    SELECT median(p.price_usd_per_gpu_hour) FROM p JOIN runs ON p.source = runs.source AND p.obs_us = runs.run
-    WHERE p.gpu = 'RTX 4090' AND p.kind = 'on-demand'`);
-  const want = Number(n.median);
-  check(duck !== null && Math.abs(Number(duck) - want) <= 1e-6,
-    `${n.date} RTX 4090 on-demand median: daily csv ${n.median}, duckdb from parquet ${duck}`);
+  const duck = await snapshotMedian(n.gpu, n.kind, asOfUs);
+  const ok = duck !== null && Math.abs(Number(duck) - Number(n.median)) <= 1e-6;
+  const msg = `${n.date} ${n.gpu} ${n.kind} median: daily csv ${n.median}, duckdb from parquet ${duck}`;
+  if (n.gpu === 'RTX 4090' && n.kind === 'on-demand') {
+    check(ok, msg);
+  } else if (!ok) {
+    check(false, msg);
+  } else {
+    others++;
+  }
 }
+check(others === daily.length - nights.length, `the other ${others} USD daily rows agree with DuckDB's median too`);
 
 if (failures > 0) {
   console.error(`duckdb-check: ${failures} checks failed`);

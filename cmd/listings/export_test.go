@@ -96,12 +96,14 @@ func buildExportIndex(t testing.TB, path string) int {
 	write := func(run listings.Run, ls []listings.Listing) {
 		t.Helper()
 		if run.Status == listings.RunOK {
+			// A run counts every listing; the export has the available
+			// ones (a sold-out type is not in the market).
+			run.Listings = len(ls)
 			for _, l := range ls {
 				if l.Available {
-					run.Listings++
+					want++
 				}
 			}
-			want += run.Listings
 		}
 		if _, err := db.WriteRun(run, ls, stats.Derive(stats.Params{}, run.Source)); err != nil {
 			t.Fatalf("write run %s %s: %v", run.Source, run.Started, err)
@@ -678,22 +680,60 @@ func TestExportDemoSeries(t *testing.T) {
 	if err := json.Unmarshal([]byte(c.stdout), &runs); err != nil {
 		t.Fatalf("runs --json: %v\n%s", err, c.stdout)
 	}
-	want := 0
+	// The Vast.ai series: every offer is rentable, so the rows of each night
+	// are the run's listing count.
+	wantVast := 0
 	var nights []time.Time
 	for _, r := range runs {
-		if r.Status == "ok" {
-			want += r.Listings
-			if r.Source == "vastai" {
-				nights = append(nights, r.Started)
-			}
+		if r.Status == "ok" && r.Source == "vastai" {
+			wantVast += r.Listings
+			nights = append(nights, r.Started)
 		}
 	}
 	if len(nights) != 4 {
 		t.Fatalf("demo has %d ok vastai runs, want 4", len(nights))
 	}
 	_, rows := readCSV(t, c.mustRun("export"))
-	if len(rows) != want {
-		t.Errorf("listing rows = %d, want %d (the ok runs' listing counts)", len(rows), want)
+	perRun := map[string]int{} // source/observed_at -> rows
+	for _, r := range rows {
+		perRun[r["source"]+"/"+r["observed_at"]]++
+	}
+	gotVast := 0
+	for _, n := range nights {
+		gotVast += perRun["vastai/"+n.UTC().Format(time.RFC3339)]
+	}
+	if gotVast != wantVast {
+		t.Errorf("vastai listing rows = %d, want %d (the ok runs' listing counts)", gotVast, wantVast)
+	}
+	// Every source, every night: the rows are the listings the market
+	// snapshot at that run counts (sold-out types, which a run's count
+	// includes, are in neither).
+	for _, r := range runs {
+		if r.Status != "ok" {
+			continue
+		}
+		at := r.Started.UTC().Format(time.RFC3339)
+		c.mustRun("gpus", "--json", "--kind", "any", "--as-of", at)
+		var market []struct {
+			Sources []struct {
+				Source   string `json:"source"`
+				Listings int    `json:"listings"`
+			} `json:"sources"`
+		}
+		if err := json.Unmarshal([]byte(c.stdout), &market); err != nil {
+			t.Fatalf("gpus --json: %v\n%s", err, c.stdout)
+		}
+		want := 0
+		for _, m := range market {
+			for _, s := range m.Sources {
+				if s.Source == r.Source {
+					want += s.Listings
+				}
+			}
+		}
+		if got := perRun[r.Source+"/"+at]; got != want || got == 0 || got > r.Listings {
+			t.Errorf("%s at %s: %d rows, want %d (the snapshot's listings; the run counted %d)", r.Source, at, got, want, r.Listings)
+		}
 	}
 	perNight := map[string]int{}
 	hyper := 0
