@@ -83,7 +83,7 @@ func kindQuery(cmd, k string) ([]listings.Kind, error) {
 // asOfFlag reads --as-of; empty is now.
 func (a *app) asOf(cmd, s string) (time.Time, error) {
 	if s == "" {
-		return a.now().UTC(), nil
+		return a.now().UTC().Truncate(time.Second), nil
 	}
 	t, err := parseTime(s)
 	if err != nil {
@@ -269,7 +269,11 @@ func printRows(w io.Writer, snap *listings.Snapshot, rows []listings.Row, full b
 			}
 			var parts []string
 			for _, s := range r.Sources {
-				parts = append(parts, fmt.Sprintf("%s %d at %s (run %s)", s.Source, s.Listings, usd(s.Median), stamp(s.LastOKRun)))
+				price := usd(s.Median)
+				if r.Currency != listings.USD {
+					price = s.Median.Decimal() + " " + r.Currency
+				}
+				parts = append(parts, fmt.Sprintf("%s %d at %s (run %s)", s.Source, s.Listings, price, stamp(s.LastOKRun)))
 			}
 			fmt.Fprintf(w, "%s %s sources: %s\n", r.GPU, r.Kind, strings.Join(parts, "; "))
 		}
