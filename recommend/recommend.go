@@ -14,8 +14,10 @@
 //     beyond that "multi-GPU": the count of H100 SXM and of the largest
 //     cards it would take, and a note that the interconnect must be planned
 //     before a cluster is priced. No cluster is budgeted.
-//   - Candidates are the catalog GPUs that hold the need on one card and are
-//     either named cards of the tier or have a live price. Named cards always
+//   - Candidates are the catalog GPUs that hold the need on one card, are no
+//     larger than the tier (24 GB for the 24 GB tier, 96 GB for the 80 GB
+//     tier: a 24 GB job is not offered an H100), and are either named cards
+//     of the tier or have a live price. Named cards always
 //     appear: as options when priced live, else in Unpriced with the reason
 //     ("no live price (last price 21 days old)", "no live price (never
 //     listed)"). Unknown GPU names and rows in a currency other than USD are
@@ -64,6 +66,9 @@ const (
 const (
 	tier24 = 24
 	tier80 = 80
+	// tier80Ceiling is the largest card the 80 GB tier offers: the 94 GB
+	// H100 NVL and the 96 GB RTX PRO 6000 belong to it, the 141 GB H200 does not.
+	tier80Ceiling = 96
 	// clusterCard is the datacenter card a multi-GPU answer counts in,
 	// beside the largest card of the catalog.
 	clusterCard = "H100 SXM"
@@ -224,11 +229,12 @@ func Recommend(j Job, m Market) (Advice, error) {
 	}
 
 	var named []string
+	ceiling := float64(largest.VRAMGB) // the largest card a candidate of the tier may have
 	switch {
 	case need.GB <= tier24:
-		a.Tier, named = Tier24, named24
+		a.Tier, named, ceiling = Tier24, named24, tier24
 	case need.GB <= tier80:
-		a.Tier, named = Tier80, named80
+		a.Tier, named, ceiling = Tier80, named80, tier80Ceiling
 	case need.GB <= float64(largest.VRAMGB):
 		a.Tier = TierOver80
 		for _, g := range cat {
@@ -252,7 +258,7 @@ func Recommend(j Job, m Market) (Advice, error) {
 			fmt.Sprintf("the job needs %s, more than the largest single card (%s, %d GB)", gbString(need.GB), largest.Name, largest.VRAMGB),
 			"plan the interconnect (NVLink within a node, InfiniBand between nodes) before a cluster is priced: no cluster budget is given")
 	} else {
-		candidates(&a, j, cat, named, need.GB, rows, margin)
+		candidates(&a, j, cat, named, need.GB, ceiling, rows, margin)
 	}
 	a.Storage = storageCheck(j, a, m.Disks)
 	a.Notes = append(a.Notes, notes(j, task, a, rows, foreign, anyLive, newest, m.AsOf)...)
@@ -315,13 +321,13 @@ func clusterSizes(need float64, largest listings.GPU) []ClusterSize {
 }
 
 // candidates fills the options and the unpriced named cards.
-func candidates(a *Advice, j Job, cat []listings.GPU, named []string, need float64, rows map[string]rowPair, margin float64) {
+func candidates(a *Advice, j Job, cat []listings.GPU, named []string, need, ceiling float64, rows map[string]rowPair, margin float64) {
 	isNamed := map[string]bool{}
 	for _, n := range named {
 		isNamed[n] = true
 	}
 	for _, g := range cat {
-		if float64(g.VRAMGB) < need {
+		if float64(g.VRAMGB) < need || (float64(g.VRAMGB) > ceiling && !isNamed[g.Name]) {
 			continue
 		}
 		p := rows[g.Name]
