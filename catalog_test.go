@@ -191,3 +191,16 @@ func BenchmarkNormalize(b *testing.B) {
 		Normalize("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 96)
 	}
 }
+
+func TestPriceRound(t *testing.T) {
+	cases := []struct {
+		p    Price
+		d    int
+		want Price
+	}{{933340, 4, 933300}, {2833338, 4, 2833300}, {6125000, 2, 6130000}, {-6125000, 2, -6130000}, {1166675, 4, 1166700}, {490000, 6, 490000}}
+	for _, c := range cases {
+		if got := c.p.Round(c.d); got != c.want {
+			t.Errorf("Price(%d).Round(%d) = %d, want %d", c.p, c.d, got, c.want)
+		}
+	}
+}

@@ -163,3 +163,16 @@ func abs64(v int64) int64 {
 // HoursPerMonth is the number of hours a monthly price is spread over
 // (365 × 24 / 12), the usual convention of hosting providers.
 const HoursPerMonth = 730
+
+// Round rounds p to the given number of decimals (0..6), half away from
+// zero: Price(933340).Round(4) is 0.9333, for display of amounts of money.
+func (p Price) Round(decimals int) Price {
+	if decimals >= 6 || decimals < 0 {
+		return p
+	}
+	unit := int64(1)
+	for i := decimals; i < 6; i++ {
+		unit *= 10
+	}
+	return Price(1).MulDiv(int64(p.MulDiv(1, unit)), 1) * Price(unit)
+}

@@ -619,8 +619,8 @@ func summary(a Advice) string {
 		kind = " interruptible"
 	}
 	s := fmt.Sprintf("For %s per card, rent %s: the%s %s at $%s/GPU-hr budgets $%s for %s h ($%s with a %d%% rerun margin)",
-		gbString(a.Need.GB), what, kind, o.GPU, o.Price.Decimal(), o.Budget.Decimal(), trimNum(o.Hours, 2),
-		o.BudgetMargin.Decimal(), pct(a.RerunMargin))
+		gbString(a.Need.GB), what, kind, o.GPU, o.Price.Round(4).Decimal(), o.Budget.Round(4).Decimal(), trimNum(o.Hours, 2),
+		o.BudgetMargin.Round(4).Decimal(), pct(a.RerunMargin))
 	if a.Advice == AdviceJob {
 		s += "; stop the clock when the files land"
 	}

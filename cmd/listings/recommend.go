@@ -170,7 +170,7 @@ func printAdvice(w io.Writer, adv recommend.Advice) {
 			if o.Spot != nil {
 				be = fmt.Sprintf("%.2f h", o.Spot.BreakEvenHours)
 			}
-			t.row(o.GPU, string(o.Kind), fmt.Sprintf("%d GB", o.VRAMGB), usd(o.Price), trimFloat(o.Hours), "$"+o.Budget.Decimal(), "$"+o.BudgetMargin.Decimal(),
+			t.row(o.GPU, string(o.Kind), fmt.Sprintf("%d GB", o.VRAMGB), usd(o.Price), trimFloat(o.Hours), "$"+o.Budget.Round(4).Decimal(), "$"+o.BudgetMargin.Round(4).Decimal(),
 				fmt.Sprint(o.Listings), strings.Join(o.Sources, ","), stamp(o.LastOKRun), usd(o.Floor), durable, fmt.Sprint(o.Disappearing), be)
 		}
 		t.write(w)
