@@ -360,21 +360,6 @@ func cmdGPUs(ctx context.Context, a *app, args []string) error {
 	return nil
 }
 
-// flagJSON is one disappearing floor listing as printed with --json.
-type flagJSON struct {
-	Source    string         `json:"source"`
-	ID        string         `json:"id"`
-	GPU       string         `json:"gpu"`
-	Kind      listings.Kind  `json:"kind"`
-	Price     listings.Price `json:"price"`
-	Currency  string         `json:"currency"`
-	FirstSeen time.Time      `json:"first_seen"`
-	LastSeen  time.Time      `json:"last_seen"`
-	GoneAt    *time.Time     `json:"gone_at"`
-	LifetimeS int64          `json:"lifetime_s"`
-	Status    string         `json:"status"`
-}
-
 func cmdFlags(ctx context.Context, a *app, args []string) error {
 	fs := a.flagSet("flags", "[--gpu Q] [--pending] [--since DUR] [--as-of TIME] [--json]")
 	gpu := fs.String("gpu", "", "only GPUs matching this query")
@@ -402,26 +387,19 @@ func cmdFlags(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	flags := stats.Flags(snap, a.statsParams(window), *pending)
-	out := make([]flagJSON, 0, len(flags))
-	for _, f := range flags {
-		j := flagJSON{Source: f.Source, ID: f.ID, GPU: f.GPU, Kind: f.Kind, Price: f.Price, Currency: f.Currency,
-			FirstSeen: f.FirstSeen.UTC(), LastSeen: f.LastSeen.UTC(), LifetimeS: int64(f.Lifetime / time.Second), Status: f.Status}
-		if f.GoneAt != nil {
-			t := f.GoneAt.UTC()
-			j.GoneAt = &t
-		}
-		out = append(out, j)
-	}
 	if *asJSON {
-		return writeJSON(a.stdout, out)
+		if flags == nil {
+			flags = []stats.Flag{}
+		}
+		return writeJSON(a.stdout, flags) // stats.Flag marshals the DESIGN §6 fields
 	}
 	fmt.Fprintf(a.stdout, "disappearing floor listings as of %s (gone within %s, lived less than %s)\n", stamp(asOf), human(window), human(a.cfg.minLife))
-	if len(out) == 0 {
+	if len(flags) == 0 {
 		fmt.Fprintln(a.stdout, "none")
 		return nil
 	}
 	t := newTable("SOURCE", "ID", "GPU", "KIND", "PRICE $/GPU-hr", "FIRST SEEN", "LAST SEEN", "GONE AT", "LIFETIME", "STATUS")
-	for _, f := range out {
+	for _, f := range flags {
 		gone := "-"
 		if f.GoneAt != nil {
 			gone = stamp(*f.GoneAt)
@@ -431,7 +409,7 @@ func cmdFlags(ctx context.Context, a *app, args []string) error {
 			price = f.Price.Decimal() + " " + f.Currency
 		}
 		t.row(f.Source, f.ID, f.GPU, string(f.Kind), price, stamp(f.FirstSeen), stamp(f.LastSeen), gone,
-			(time.Duration(f.LifetimeS) * time.Second).String(), f.Status)
+			f.Lifetime.Truncate(time.Second).String(), f.Status)
 	}
 	t.write(a.stdout)
 	return nil
