@@ -118,8 +118,9 @@ type Run struct {
 	Retries  int            `json:"retries"`
 	// FX holds the rates (1 unit of the key currency in USD, as micro-units)
 	// configured when the run was collected; statistics convert with these.
-	FX    map[string]Price `json:"fx,omitempty"`
-	Notes []string         `json:"notes,omitempty"`
+	FX     map[string]Price `json:"fx,omitempty"`
+	FXDate string           `json:"fx_date,omitempty"` // when the user set the rates (config fx_date)
+	Notes  []string         `json:"notes,omitempty"`
 }
 
 // Rejected is the total number of rejected rows.

@@ -153,6 +153,9 @@ func (a *app) collect(ctx context.Context, o collectOptions) ([]listings.Run, []
 				o.progress(s.Name(), false, nil)
 			}
 			run, ls := scrapers.Collect(ctx, s, ro)
+			if len(run.FX) > 0 {
+				run.FXDate = a.cfg.FXDate
+			}
 			results <- done{i, run, ls}
 		}()
 	}

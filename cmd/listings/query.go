@@ -521,6 +521,9 @@ type runJSON struct {
 	Bytes    int64          `json:"bytes"`
 	Retries  int            `json:"retries"`
 	Notes    []string       `json:"notes,omitempty"`
+	// FX holds the rates the run's statistics convert with (1 unit in USD).
+	FX     map[string]listings.Price `json:"fx,omitempty"`
+	FXDate string                    `json:"fx_date,omitempty"`
 }
 
 func runRows(runs []listings.Run) []runJSON {
@@ -531,7 +534,7 @@ func runRows(runs []listings.Run) []runJSON {
 			rej = map[string]int{}
 		}
 		out = append(out, runJSON{r.Source, r.Started.UTC(), r.Finished.UTC(), string(r.Status), r.Listings, r.Rejected(),
-			rej, r.Unknown, r.Error, r.Pages, r.Bytes, r.Retries, r.Notes})
+			rej, r.Unknown, r.Error, r.Pages, r.Bytes, r.Retries, r.Notes, r.FX, r.FXDate})
 	}
 	return out
 }

@@ -174,3 +174,59 @@ func TestRunPodAndLambdaH100SXM(t *testing.T) {
 		t.Errorf("collect --source lambda without the key: exit %d\n%s", code, c.stdout)
 	}
 }
+
+// TestFXRates: Cherry Servers bills in EUR. Without a rate its listings form
+// rows of their own currency; with `fx` in the config they join the USD
+// rows at the configured rate, which each run records.
+func TestFXRates(t *testing.T) {
+	page := fixture(t, "cherryservers/gpu-servers.html")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("User-agent: *\nAllow: /\n")) })
+	mux.HandleFunc("/gpu", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(page)
+	})
+	srv := newSwitchable(t, mux.ServeHTTP)
+	collect := func(c *cli, at string) {
+		c.mustRun("collect", "--source", "cherryservers", "--source-url", "cherryservers="+srv.srv.URL+"/gpu", "--observed-at", at)
+	}
+	rowsOf := func(c *cli) map[string]medianRow {
+		c.run("median", "--json", "--gpu", "rtx a6000", "--kind", "monthly")
+		var rows []struct {
+			medianRow
+			Currency string `json:"currency"`
+		}
+		if err := json.Unmarshal([]byte(c.stdout), &rows); err != nil {
+			t.Fatalf("%v\n%s", err, c.stdout)
+		}
+		out := map[string]medianRow{}
+		for _, r := range rows {
+			out[r.Currency] = r.medianRow
+		}
+		return out
+	}
+
+	plain := newCLI(t)
+	collect(plain, "2026-11-30T03:00:00Z")
+	eur := rowsOf(plain)
+	if r, ok := eur["EUR"]; !ok || r.Median == nil || *r.Median != 0.845589 {
+		t.Fatalf("without a rate: rows %+v; want an EUR row at 0.845589 (1,234.56 / 730 / 2)", eur)
+	}
+	if _, ok := eur["USD"]; ok && eur["USD"].Live {
+		t.Errorf("without a rate an EUR price entered a USD row: %+v", eur["USD"])
+	}
+
+	withFX := newCLI(t)
+	cfg := filepath.Join(t.TempDir(), "listings.toml")
+	writeFile(t, cfg, "fx_date = \"2026-11-01\"\n[fx]\nEUR = 1.08\n")
+	withFX.env["LISTINGS_CONFIG"] = cfg
+	collect(withFX, "2026-11-30T03:00:00Z")
+	usd := rowsOf(withFX)
+	if r, ok := usd["USD"]; !ok || r.Median == nil || *r.Median != 0.913236 {
+		t.Errorf("with EUR = 1.08: rows %+v; want a USD row at 0.913236 (0.845589 × 1.08)", usd)
+	}
+	withFX.mustRun("runs", "--json")
+	if !strings.Contains(withFX.stdout, `"EUR": 1.08`) || !strings.Contains(withFX.stdout, `"fx_date": "2026-11-01"`) {
+		t.Errorf("the run does not record its rate:\n%s", withFX.stdout)
+	}
+}
