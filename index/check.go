@@ -39,9 +39,20 @@ func (db *DB) Check() ([]string, error) {
 	if db.bolt == nil {
 		return nil, nil
 	}
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err := db.bolt.View(func(tx *bolt.Tx) (err error) {
+		// bbolt panics on some damaged pages instead of returning an error;
+		// a damaged file is a fault to report, not a crash.
+		defer func() {
+			if r := recover(); r != nil {
+				faults = append(faults, fmt.Sprintf("bbolt: the file is damaged: %v", r))
+				err = nil
+			}
+		}()
 		for err := range tx.Check() {
 			faults = append(faults, "bbolt: "+err.Error())
+		}
+		if len(faults) > 0 {
+			return nil // the invariants cannot be read from a broken file
 		}
 		c := &checker{tx: tx}
 		c.run()

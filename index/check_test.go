@@ -1,6 +1,9 @@
 package index
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -89,5 +92,80 @@ func TestCheck(t *testing.T) {
 				t.Errorf("Check = %q, want a fault containing %q", faults, tt.want)
 			}
 		})
+	}
+}
+
+// TestCheckDamagedFile: pages overwritten with garbage are reported as
+// faults, never a panic.
+func TestCheckDamagedFile(t *testing.T) {
+	db := mustOpen(t)
+	var ls []listings.Listing
+	for i := 0; i < 2000; i++ {
+		ls = append(ls, offer(t, "vastai", fmt.Sprint(i), "RTX 4090", listings.OnDemand, fmt.Sprintf("0.%d", 100+i%800)))
+	}
+	mustWrite(t, db, okRun("vastai", at(0)), ls, nil)
+	path := db.Path()
+	db.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for p := 4; p < len(b)/4096; p += 3 { // leave the meta pages, smash every third page after them
+		for i := p * 4096; i < (p+1)*4096 && i < len(b); i++ {
+			b[i] = byte(rng.IntN(256))
+		}
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := OpenReadOnly(path, Options{})
+	if err != nil {
+		return // refusing to open a damaged file is an answer too
+	}
+	defer ro.Close()
+	faults, err := ro.Check()
+	if err == nil && len(faults) == 0 {
+		t.Error("check found no fault in a file with smashed pages")
+	}
+}
+
+// TestOpenTruncatedFile: a copy cut short is refused with a clear error at
+// open; bbolt alone would crash the process reading past the end.
+func TestOpenTruncatedFile(t *testing.T) {
+	db := mustOpen(t)
+	var ls []listings.Listing
+	for i := 0; i < 2000; i++ {
+		ls = append(ls, offer(t, "vastai", fmt.Sprint(i), "RTX 4090", listings.OnDemand, fmt.Sprintf("0.%d", 100+i%800)))
+	}
+	mustWrite(t, db, okRun("vastai", at(0)), ls, nil)
+	path := db.Path()
+	db.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []int{3 * 4096, 16 * 4096} {
+		if err := os.WriteFile(path, b[:keep], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if ro, err := OpenReadOnly(path, Options{}); err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Errorf("read-only open of a file cut to %d bytes: %v; want a 'damaged' error", keep, err)
+			if err == nil {
+				ro.Close()
+			}
+		}
+		if w, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Errorf("writer open of a file cut to %d bytes: %v; want a 'damaged' error", keep, err)
+			if err == nil {
+				w.Close()
+			}
+		}
+	}
+	if err := os.WriteFile(path, []byte("not a database at all, just text"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenReadOnly(path, Options{}); err == nil {
+		t.Error("a text file opened as an index")
 	}
 }

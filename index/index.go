@@ -129,6 +129,9 @@ func Open(path string, o Options) (*DB, error) {
 			return nil, fmt.Errorf("index: open %s: %w", path, err)
 		}
 	}
+	if err := precheck(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("index: open: %w", err)
+	}
 	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.Timeout})
 	if err != nil {
 		return nil, openError(path, err)
@@ -164,6 +167,9 @@ func OpenReadOnly(path string, o Options) (*DB, error) {
 		return &DB{path: path, opts: o, readOnly: true}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", path, err)
+	}
+	if err := precheck(path); err != nil {
+		return nil, fmt.Errorf("index: open: %w", err)
 	}
 	b, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.Timeout, ReadOnly: true})
 	if err != nil {

@@ -129,9 +129,16 @@ func (w *writer) write(ls []listings.Listing, derive Deriver, res *WriteResult) 
 	run := w.run
 	runs := w.tx.Bucket(bucketRuns)
 	rk := key(run.Source, run.Started)
-	if runs.Get(rk) != nil {
-		res.Duplicate = true
-		return nil
+	if old := runs.Get(rk); old != nil {
+		// Idempotent: the same (source, started) again changes nothing. The
+		// one exception is an ok run replacing a failed one at the same
+		// time (a replay of the same archived page after a fetch failure):
+		// a failed run changed nothing but its own record, so it can go.
+		var prev listings.Run
+		if err := json.Unmarshal(old, &prev); err != nil || prev.Status == listings.RunOK || run.Status != listings.RunOK {
+			res.Duplicate = true
+			return nil
+		}
 	}
 	if run.Status == listings.RunOK {
 		latest, ok, err := latestOK(runs, run.Source, maxTime)

@@ -330,3 +330,37 @@ func TestWriteRunAllOrNothing(t *testing.T) {
 		t.Errorf("failed WriteRun left %q", got)
 	}
 }
+
+// TestOKRunReplacesFailedRunAtSameTime: replaying an archived page after a
+// failed fetch at the same observed time records the ok run; a second ok run
+// at that time is still a no-op.
+func TestOKRunReplacesFailedRunAtSameTime(t *testing.T) {
+	db := mustOpen(t)
+	at := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	failed := listings.Run{Source: "vastai", Started: at, Finished: at, Status: listings.RunFailed, Error: "unexpected EOF"}
+	if _, err := db.WriteRun(failed, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	ok := listings.Run{Source: "vastai", Started: at, Finished: at, Status: listings.RunOK, Listings: 1}
+	l := listings.Listing{Source: "vastai", ID: "1", GPU: "RTX 4090", Known: true, GPUCount: 1, Kind: listings.OnDemand,
+		Price: 400000, Currency: listings.USD, Available: true}
+	res, err := db.WriteRun(ok, []listings.Listing{l}, nil)
+	if err != nil || res.Duplicate || res.Opened != 1 {
+		t.Fatalf("ok run over a failed one: %+v, %v; want it written with one segment", res, err)
+	}
+	runs, err := db.Runs("vastai", time.Time{})
+	if err != nil || len(runs) != 1 || runs[0].Status != listings.RunOK {
+		t.Fatalf("runs = %+v, %v; want the ok run alone", runs, err)
+	}
+	res, err = db.WriteRun(ok, []listings.Listing{l}, nil)
+	if err != nil || !res.Duplicate {
+		t.Errorf("the same ok run again: %+v, %v; want a duplicate no-op", res, err)
+	}
+	res, err = db.WriteRun(failed, nil, nil)
+	if err != nil || !res.Duplicate {
+		t.Errorf("a failed run over an ok one: %+v, %v; want a no-op", res, err)
+	}
+	if faults, err := db.Check(); err != nil || len(faults) > 0 {
+		t.Errorf("check: %v %v", faults, err)
+	}
+}
