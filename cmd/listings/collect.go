@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -26,14 +27,15 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // collectOptions is one collection of several sources.
 type collectOptions struct {
-	sources   []string          // empty: every enabled source
-	urls      map[string]string // --source-url overrides
-	observed  time.Time         // zero: now
-	timeout   time.Duration     // per source; 0: config or 2m
-	transport http.RoundTripper // tests and the demo
-	hostDelay time.Duration     // between requests to one host; 0: the default, <0: none (the demo's loopback server)
-	getenv    func(string) string
-	progress  progressFunc
+	sources    []string          // empty: every enabled source
+	urls       map[string]string // --source-url overrides
+	observed   time.Time         // zero: now
+	timeout    time.Duration     // per source; 0: config or 2m
+	transport  http.RoundTripper // tests and the demo
+	hostDelay  time.Duration     // between requests to one host; 0: the default, <0: none (the demo's loopback server)
+	getenv     func(string) string
+	progress   progressFunc
+	acceptDrop bool // record a run even if its listings collapsed
 }
 
 // progressFunc is told when a source starts and ends.
@@ -47,6 +49,7 @@ func cmdCollect(ctx context.Context, a *app, args []string) error {
 	observed := fs.String("observed-at", "", "record the runs as of this RFC 3339 time (replaying archived pages)")
 	timeout := fs.String("timeout", "", "deadline per source (default 2m, or the source's config timeout)")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	acceptDrop := fs.Bool("accept-drop", false, "record a run even if it has under a quarter of the listings of the source's last ok run")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -63,8 +66,14 @@ func cmdCollect(ctx context.Context, a *app, args []string) error {
 		if err != nil {
 			return usageErrorf("collect: --observed-at: %v", err)
 		}
+		// A run dated in the future would make every real run after it
+		// "out of order" until that date: refuse it.
+		if t.After(a.now().Add(5 * time.Minute)) {
+			return usageErrorf("collect: --observed-at %s is in the future", t.Format(time.RFC3339))
+		}
 		o.observed = t
 	}
+	o.acceptDrop = *acceptDrop
 	if *timeout != "" {
 		d, err := parseDuration(*timeout)
 		if err != nil || d <= 0 {
@@ -76,7 +85,7 @@ func cmdCollect(ctx context.Context, a *app, args []string) error {
 		o.progress = newProgress(a.stderr)
 	}
 	runs, notes, err := a.collect(ctx, o)
-	if err != nil {
+	if runs == nil && err != nil {
 		return err
 	}
 	if *asJSON {
@@ -88,6 +97,9 @@ func cmdCollect(ctx context.Context, a *app, args []string) error {
 		for _, n := range notes {
 			fmt.Fprintf(a.stdout, "note: %s\n", n)
 		}
+	}
+	if err != nil {
+		return err
 	}
 	for _, r := range runs {
 		if r.Status != listings.RunOK {
@@ -133,10 +145,13 @@ func (a *app) collect(ctx context.Context, o collectOptions) ([]listings.Run, []
 			return nil, nil, err
 		}
 	}
+	// Runs start on whole seconds: every time printed or exported (RFC 3339)
+	// then names the run exactly, and `--as-of` with a printed time finds it.
 	now := o.observed
 	if now.IsZero() {
 		now = a.now().UTC()
 	}
+	now = now.Truncate(time.Second)
 	type done struct {
 		i   int
 		run listings.Run
@@ -163,7 +178,7 @@ func (a *app) collect(ctx context.Context, o collectOptions) ([]listings.Run, []
 	runs := make([]listings.Run, len(srcs))
 	var writeErr error
 	for d := range results {
-		if err := a.writeRun(&d.run, d.ls); err != nil {
+		if err := a.writeRun(&d.run, d.ls, o.acceptDrop); err != nil {
 			d.run.Status = listings.RunFailed
 			d.run.Error = err.Error()
 			if writeErr == nil {
@@ -175,10 +190,7 @@ func (a *app) collect(ctx context.Context, o collectOptions) ([]listings.Run, []
 			o.progress(d.run.Source, true, &runs[d.i])
 		}
 	}
-	if writeErr != nil && strings.Contains(writeErr.Error(), "index busy") {
-		return runs, notes, writeErr
-	}
-	return runs, notes, nil
+	return runs, notes, writeErr
 }
 
 func (a *app) runOptions(name string, o collectOptions, now time.Time, getenv func(string) string) scrapers.RunOptions {
@@ -219,6 +231,18 @@ func (a *app) runOptions(name string, o collectOptions, now time.Time, getenv fu
 	}
 }
 
+// writeWait is how long a collection waits for the index's lock: a
+// reader (a query, an export) holds a shared lock while it runs.
+var writeWait = time.Minute
+
+// collapsed says whether a run's listing count fell so far below the last
+// ok run's that the response is more likely broken (a cut-off page, a
+// changed API filter) than the market: recording it would mark most of the
+// market disappeared and move the medians. Small sources are left alone.
+func collapsed(now, last int) bool {
+	return last >= 20 && now*4 < last
+}
+
 // options turns a source table into the map a config-defined source reads.
 func (s SourceConfig) options() map[string]any {
 	return map[string]any{
@@ -231,12 +255,27 @@ func (s SourceConfig) options() map[string]any {
 
 // writeRun commits one run: its own open, transaction and close, so no
 // handle is held between jobs (DESIGN §3 invariant 3).
-func (a *app) writeRun(run *listings.Run, ls []listings.Listing) error {
-	db, err := index.Open(a.dbPath, index.Options{MaxAge: a.cfg.maxAge})
+func (a *app) writeRun(run *listings.Run, ls []listings.Listing, acceptDrop bool) error {
+	db, err := index.Open(a.dbPath, index.Options{MaxAge: a.cfg.maxAge, Timeout: writeWait})
+	if errors.Is(err, index.ErrBusy) {
+		return fmt.Errorf("index locked by another process for %s (a long export, or another collection): the %s run was not recorded", writeWait, run.Source)
+	}
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if run.Status == listings.RunOK && !acceptDrop {
+		last, ok, err := db.LatestOK(run.Source, run.Started.Add(-time.Nanosecond))
+		if err != nil {
+			return err
+		}
+		if ok && collapsed(run.Listings, last.Listings) {
+			run.Status = listings.RunFailed
+			run.Error = fmt.Sprintf("%d listings, under a quarter of the last ok run's %d (%s): API changed or response cut short? (collect --accept-drop records it)",
+				run.Listings, last.Listings, last.Started.Format(time.RFC3339))
+			ls = nil
+		}
+	}
 	res, err := db.WriteRun(*run, ls, stats.Derive(stats.Params{MinLife: a.cfg.minLife}, run.Source))
 	if err != nil {
 		return fmt.Errorf("write %s run: %w", run.Source, err)

@@ -65,6 +65,9 @@ func cmdDemo(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if *dbPath == "" {
+		*dbPath = a.dbFlag // `listings --db X demo` keeps the index at X too ($LISTINGS_DB does not: it names your real index)
+	}
+	if *dbPath == "" {
 		dir, err := os.MkdirTemp("", "listings-demo-")
 		if err != nil {
 			return err

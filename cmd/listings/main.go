@@ -14,14 +14,25 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version is set at build time with -ldflags "-X main.version=..."; a
+// `go install` of a tagged module reports its module version instead.
 var version = "dev"
+
+func init() {
+	if version != "dev" {
+		return
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		version = bi.Main.Version
+	}
+}
 
 const usage = `listings: an honest, live index of GPU rental prices
 
@@ -73,6 +84,7 @@ type app struct {
 	getenv         func(string) string
 	now            func() time.Time
 	dbPath         string
+	dbFlag         string // the global --db flag as given ("" when not)
 	cfg            *Config
 }
 
@@ -137,6 +149,7 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	}
 	a.cfg = cfg
 	a.dbPath = resolveDB(*dbFlag, getenv, cfg)
+	a.dbFlag = *dbFlag
 	return a.fail(cmd(ctx, a, cargs))
 }
 

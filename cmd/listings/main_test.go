@@ -314,3 +314,53 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestCollectGuards: a run dated in the future is refused (it would block
+// every real run after it); a response that collapsed to a fraction of the
+// market is a failed run that changes nothing, unless --accept-drop; a
+// collection that cannot get the index lock says so after printing its runs.
+func TestCollectGuards(t *testing.T) {
+	c := newCLI(t)
+	full := wrappedVast(t)
+	srv := newSwitchable(t, bodyHandler(full))
+	url := "vastai=" + srv.srv.URL
+	if code := c.run("collect", "--source", "vastai", "--source-url", url, "--observed-at", "2027-01-01T00:00:00Z"); code != 2 || !strings.Contains(c.stderr, "in the future") {
+		t.Errorf("future --observed-at: exit %d stderr %q; want 2 and 'in the future'", code, c.stderr)
+	}
+	c.mustRun("collect", "--source", "vastai", "--source-url", url, "--observed-at", "2026-11-29T03:00:00Z")
+	before := c.median("--gpu", "4090")[0]
+
+	// Three offers where there were 1,396.
+	var offers []json.RawMessage
+	if err := json.Unmarshal(fixture(t, "vastai/vast-search-offers-full-2024-11-05.json"), &offers); err != nil {
+		t.Fatal(err)
+	}
+	few, _ := json.Marshal(map[string]any{"offers": offers[:3]})
+	srv.set(bodyHandler(few))
+	if code := c.run("collect", "--source", "vastai", "--source-url", url, "--observed-at", "2026-11-29T09:00:00Z"); code != 1 || !strings.Contains(c.stdout, "under a quarter") {
+		t.Errorf("collapsed response: exit %d\n%s; want exit 1 and the reason", code, c.stdout)
+	}
+	after := c.median("--gpu", "4090")[0]
+	if after.Listings != before.Listings || after.Disappearing != 0 || len(c.flags()) != 0 {
+		t.Errorf("a collapsed response changed the market: before %+v after %+v", before, after)
+	}
+	c.mustRun("collect", "--source", "vastai", "--source-url", url, "--observed-at", "2026-11-29T10:00:00Z", "--accept-drop")
+	if r := c.median("--gpu", "4090")[0]; r.Listings >= before.Listings {
+		t.Errorf("--accept-drop: the 4090 row still has %d listings", r.Listings)
+	}
+
+	// A reader holds the lock: the run is not recorded, and collect says why.
+	old := writeWait
+	writeWait = 200 * time.Millisecond
+	defer func() { writeWait = old }()
+	ro, err := index.OpenReadOnly(c.db, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.set(bodyHandler(full))
+	code := c.run("collect", "--source", "vastai", "--source-url", url, "--observed-at", "2026-11-29T11:00:00Z")
+	ro.Close()
+	if code != 1 || !strings.Contains(c.stdout, "SOURCE") || !strings.Contains(c.stderr, "index locked by another process") {
+		t.Errorf("locked index: exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1, the runs table and the lock message", code, c.stdout, c.stderr)
+	}
+}

@@ -206,8 +206,21 @@ func sortRows(rows []listings.Row) {
 		if kindPos(a.Kind) != kindPos(b.Kind) {
 			return kindPos(a.Kind) < kindPos(b.Kind)
 		}
+		// USD first: a script reading the first row of a GPU gets dollars.
+		if (a.Currency == listings.USD) != (b.Currency == listings.USD) {
+			return a.Currency == listings.USD
+		}
 		return a.Currency < b.Currency
 	})
+}
+
+// priceIn formats a price for a table: dollars, or the amount and its
+// currency code when it is not USD.
+func priceIn(p listings.Price, currency string) string {
+	if currency != "" && currency != listings.USD {
+		return p.Decimal() + " " + currency
+	}
+	return usd(p)
 }
 
 func anyLive(rows []listings.Row) bool {
@@ -233,10 +246,7 @@ func printRows(w io.Writer, snap *listings.Snapshot, rows []listings.Row, full b
 			if r.Listings == 0 {
 				return "-"
 			}
-			if r.Currency != listings.USD {
-				return fmt.Sprintf("%s %s", p.Decimal(), r.Currency)
-			}
-			return usd(p)
+			return priceIn(p, r.Currency)
 		}
 		live := "yes"
 		if !r.Live {
@@ -269,10 +279,7 @@ func printRows(w io.Writer, snap *listings.Snapshot, rows []listings.Row, full b
 			}
 			var parts []string
 			for _, s := range r.Sources {
-				price := usd(s.Median)
-				if r.Currency != listings.USD {
-					price = s.Median.Decimal() + " " + r.Currency
-				}
+				price := priceIn(s.Median, r.Currency)
 				parts = append(parts, fmt.Sprintf("%s %d at %s (run %s)", s.Source, s.Listings, price, stamp(s.LastOKRun)))
 			}
 			fmt.Fprintf(w, "%s %s sources: %s\n", r.GPU, r.Kind, strings.Join(parts, "; "))
@@ -354,10 +361,14 @@ func cmdGPUs(ctx context.Context, a *app, args []string) error {
 	}
 	sortRows(rows)
 	if *asJSON {
-		return writeJSON(a.stdout, rowsJSON(rows))
+		err = writeJSON(a.stdout, rowsJSON(rows))
+	} else {
+		printRows(a.stdout, snap, rows, false)
 	}
-	printRows(a.stdout, snap, rows, false)
-	return nil
+	if err == nil && len(rows) > 0 && !anyLive(rows) {
+		return errSilent // rows to show, none of them live: a price query that found no price
+	}
+	return err
 }
 
 func cmdFlags(ctx context.Context, a *app, args []string) error {
@@ -404,10 +415,7 @@ func cmdFlags(ctx context.Context, a *app, args []string) error {
 		if f.GoneAt != nil {
 			gone = stamp(*f.GoneAt)
 		}
-		price := usd(f.Price)
-		if f.Currency != listings.USD {
-			price = f.Price.Decimal() + " " + f.Currency
-		}
+		price := priceIn(f.Price, f.Currency)
 		t.row(f.Source, f.ID, f.GPU, string(f.Kind), price, stamp(f.FirstSeen), stamp(f.LastSeen), gone,
 			f.Lifetime.Truncate(time.Second).String(), f.Status)
 	}
@@ -489,9 +497,10 @@ func cmdHistory(ctx context.Context, a *app, args []string) error {
 	for _, p := range points {
 		durable := "none yet"
 		if p.DurableFloor != nil {
-			durable = usd(*p.DurableFloor)
+			durable = priceIn(*p.DurableFloor, p.Currency)
 		}
-		t.row(stamp(p.AsOf), p.GPU, string(p.Kind), fmt.Sprint(p.Listings), usd(p.Median), usd(p.P10), usd(p.P90), usd(p.Floor), durable, fmt.Sprint(p.Disappearing))
+		t.row(stamp(p.AsOf), p.GPU, string(p.Kind), fmt.Sprint(p.Listings), priceIn(p.Median, p.Currency), priceIn(p.P10, p.Currency),
+			priceIn(p.P90, p.Currency), priceIn(p.Floor, p.Currency), durable, fmt.Sprint(p.Disappearing))
 	}
 	t.write(a.stdout)
 	return nil
