@@ -83,7 +83,7 @@ var catalog = []GPU{
 	{"RTX PRO 6000", 96, Workstation, "PCIe", []string{"RTX PRO 6000 Blackwell"}},
 	{"Tesla P100", 16, Datacenter, "PCIe", []string{"P100"}},
 	{"T4", 16, Datacenter, "PCIe", []string{"Tesla T4"}},
-	{"V100 16GB", 16, Datacenter, "NVLink", []string{"V100"}},
+	{"V100 16GB", 16, Datacenter, "NVLink", nil}, // no bare "V100" alias: --gpu v100 shows both sizes
 	{"V100 32GB", 32, Datacenter, "NVLink", nil},
 	{"A10", 24, Datacenter, "PCIe", nil},
 	{"A30", 24, Datacenter, "PCIe", nil},
@@ -182,6 +182,10 @@ func Match(q string) []GPU {
 	}
 	return out
 }
+
+// filler are words a source may add after a model name that do not change
+// the card.
+var filler = map[string]bool{"blackwell": true, "founders": true, "server": true, "oem": true, "hopper": true, "ampere": true}
 
 // maxNameLen bounds the names Normalize works on, so that a hostile or
 // garbled name costs nothing.
@@ -288,14 +292,14 @@ func Normalize(raw string, vramGB float64) (name string, known bool) {
 			return g.Name, true
 		}
 	}
-	// "NVIDIA RTX PRO 6000 Blackwell Workstation Edition" and friends: try
-	// dropping trailing words one at a time.
+	// Trailing words that only describe packaging ("... Blackwell",
+	// "... Founders Edition") may go; any other leftover word names a
+	// different card ("RTX 4090 D", "RTX 3080 Laptop", "RTX A4000 Ada"),
+	// which stays unknown rather than guessed.
 	words := strings.Fields(s)
-	if len(words) > 8 {
-		words = words[:8]
-	}
-	for n := len(words) - 1; n >= 1; n-- {
-		if g, ok := byAlias[compact(strings.Join(words[:n], " "))]; ok {
+	for len(words) > 1 && filler[words[len(words)-1]] {
+		words = words[:len(words)-1]
+		if g, ok := byAlias[compact(strings.Join(words, " "))]; ok {
 			return g.Name, true
 		}
 	}

@@ -63,6 +63,14 @@ func TestNormalizeNames(t *testing.T) {
 			t.Errorf("Normalize(%q, %v) = %q, %v; want %q, true", c.raw, c.vram, got, known, c.want)
 		}
 	}
+	for _, raw := range []string{"RTX 4090 D", "NVIDIA GeForce RTX 5090 D", "RTX 3080 Laptop", "RTX A4000 Ada"} {
+		if got, known := Normalize(raw, 0); known {
+			t.Errorf("Normalize(%q) = %q: a different card must stay unknown, not be guessed", raw, got)
+		}
+	}
+	if got, known := Normalize("NVIDIA H100 SXM Hopper", 80); !known || got != "H100 SXM" {
+		t.Errorf("a packaging word after the name: %q, %v", got, known)
+	}
 	if got, known := Normalize("Voodoo 5 6000", 0); known || got != "Voodoo 5 6000" {
 		t.Errorf("unknown name: got %q, %v; want it kept as-is and unknown", got, known)
 	}
@@ -132,6 +140,7 @@ func TestMatch(t *testing.T) {
 		"h100 sxm": {"H100 SXM"},
 		"a100":     {"A100 40GB PCIe", "A100 40GB SXM", "A100 80GB PCIe", "A100 80GB SXM"},
 		"h100":     {"H100 PCIe", "H100 SXM", "H100 NVL"},
+		"v100":     {"V100 16GB", "V100 32GB"},
 		"nosuch":   nil,
 	}
 	for q, want := range cases {

@@ -278,6 +278,13 @@ func parseVastOffer(b *Batch, seen map[string]bool, i int, raw json.RawMessage, 
 		b.Rejectf("", listings.RejectNoID, "offer %d", i)
 		return
 	}
+	// The first offer with an id is the one kept, whatever becomes of it: a
+	// later copy never stands in for a first one rejected for its price.
+	if seen[id] {
+		b.Reject(id, listings.RejectDuplicateID, "offer "+strconv.Itoa(i))
+		return
+	}
+	seen[id] = true
 	bad := func(reason string, err error) {
 		b.Rejectf(id, reason, "%v", err)
 	}
@@ -367,9 +374,6 @@ func parseVastOffer(b *Batch, seen map[string]bool, i int, raw json.RawMessage, 
 	case n <= 0:
 		b.Rejectf(id, listings.RejectZeroGPUs, "num_gpus=%s", num(n))
 		return
-	case seen[id]:
-		b.Reject(id, listings.RejectDuplicateID, "offer "+strconv.Itoa(i))
-		return
 	}
 	if !hasDPH {
 		dph = 0
@@ -379,7 +383,6 @@ func parseVastOffer(b *Batch, seen map[string]bool, i int, raw json.RawMessage, 
 		b.Rejectf(id, reason, "dph_base=%s num_gpus=%s", num(dph), num(n))
 		return
 	}
-	seen[id] = true
 
 	l.GPUCount = int(n)
 	l.VRAMGB = math.Round(ram/1024*10) / 10

@@ -549,3 +549,22 @@ func TestParseVastNights(t *testing.T) {
 		})
 	}
 }
+
+// TestParseVastDuplicateAfterReject: of duplicate ids the first is the one
+// kept, even when it is rejected: a later copy never takes its place.
+func TestParseVastDuplicateAfterReject(t *testing.T) {
+	body, _ := json.Marshal(map[string]any{"offers": []any{
+		offer(14, map[string]any{"dph_base": -1.0}),
+		offer(14, map[string]any{"dph_base": 0.3}),
+	}})
+	ls, rejects, err := ParseVast(body, vastNow, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 0 {
+		t.Errorf("listings %+v: the second copy of a rejected offer was kept", ls)
+	}
+	if len(rejects) != 2 || rejects[0].Reason != listings.RejectNegative || rejects[1].Reason != listings.RejectDuplicateID {
+		t.Errorf("rejects = %+v, want negative price then duplicate id", rejects)
+	}
+}
