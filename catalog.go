@@ -185,7 +185,7 @@ func Match(q string) []GPU {
 
 // filler are words a source may add after a model name that do not change
 // the card.
-var filler = map[string]bool{"blackwell": true, "founders": true, "server": true, "oem": true, "hopper": true, "ampere": true}
+var filler = map[string]bool{"accelerator": true, "blackwell": true, "founders": true, "server": true, "oem": true, "hopper": true, "ampere": true}
 
 // maxNameLen bounds the names Normalize works on, so that a hostile or
 // garbled name costs nothing.
