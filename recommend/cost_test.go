@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -28,17 +29,20 @@ func TestCostGuideExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Cost: %v", err)
 	}
+	if got.Spot.Compute == nil || got.Spot.Total == nil || got.Savings == nil || got.SavingsPct == nil || got.Spot.Hours == nil {
+		t.Fatalf("spot %+v savings %v pct %v: want every figure set", got.Spot, got.Savings, got.SavingsPct)
+	}
 	prices := []struct {
 		name      string
 		got, want listings.Price
 	}{
 		{"on-demand compute", got.OnDemand.Compute, usd(t, "100")},
 		{"on-demand total", got.OnDemand.Total, usd(t, "100")},
-		{"spot compute", got.Spot.Compute, usd(t, "54")},
+		{"spot compute", *got.Spot.Compute, usd(t, "54")},
 		{"spot storage", got.Spot.Storage, usd(t, "8")},
 		{"spot ops", got.Spot.Ops, usd(t, "12")},
-		{"spot total", got.Spot.Total, usd(t, "74")},
-		{"savings", got.Savings, usd(t, "26")},
+		{"spot total", *got.Spot.Total, usd(t, "74")},
+		{"savings", *got.Savings, usd(t, "26")},
 	}
 	for _, c := range prices {
 		if c.got != c.want {
@@ -49,10 +53,10 @@ func TestCostGuideExample(t *testing.T) {
 		name      string
 		got, want float64
 	}{
-		{"savings pct", got.SavingsPct, 26},
+		{"savings pct", *got.SavingsPct, 26},
 		{"advertised discount", got.AdvertisedDiscount, 0.60},
 		{"break-even hours", got.BreakEvenHours, 200},
-		{"spot hours", got.Spot.Hours, 135},
+		{"spot hours", *got.Spot.Hours, 135},
 	}
 	for _, c := range floats {
 		if math.Abs(c.got-c.want) > 1e-9 {
@@ -80,14 +84,17 @@ func TestCostModelled(t *testing.T) {
 	if math.Abs(got.CheckpointIntervalMin-120) > 1e-9 {
 		t.Errorf("checkpoint interval = %v min, want 120", got.CheckpointIntervalMin)
 	}
-	if r := math.Round(got.Spot.Hours*100) / 100; r != 111.50 {
-		t.Errorf("billable hours = %v (%.2f), want 111.50", got.Spot.Hours, r)
+	if got.Spot.Hours == nil || got.Spot.Compute == nil {
+		t.Fatalf("spot = %+v, want hours and compute", got.Spot)
+	}
+	if r := math.Round(*got.Spot.Hours*100) / 100; r != 111.50 {
+		t.Errorf("billable hours = %v (%.2f), want 111.50", *got.Spot.Hours, r)
 	}
 	if got.SpotHoursFrom != HoursModelled {
 		t.Errorf("spot hours from %q, want %q", got.SpotHoursFrom, HoursModelled)
 	}
 	// 0.40 × 111.504… = 44.601770…
-	if want := usd(t, "44.601770"); got.Spot.Compute != want {
+	if want := usd(t, "44.601770"); *got.Spot.Compute != want {
 		t.Errorf("spot compute = %s, want %s", got.Spot.Compute.Decimal(), want.Decimal())
 	}
 }
@@ -123,14 +130,17 @@ func TestCostBreakEvenRate(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Cost at λ=%v: %v", l, err)
 			}
-			if d := math.Abs(float64(c.Spot.Total - c.OnDemand.Total)); d > 2 { // micro-units of rounding
+			if c.Spot.Total == nil {
+				t.Fatalf("at λ=%v the run never finishes", l)
+			}
+			if d := math.Abs(float64(*c.Spot.Total - c.OnDemand.Total)); d > 2 { // micro-units of rounding
 				t.Errorf("at λ=%v spot total %s, on-demand %s: want equal", l, c.Spot.Total.Decimal(), c.OnDemand.Total.Decimal())
 			}
 			at.InterruptRate = l * 1.1
 			if c, err = Cost(at); err != nil {
 				t.Fatalf("Cost at 1.1 λ: %v", err)
 			}
-			if !c.NeverFinishes && c.Savings >= 0 {
+			if !c.NeverFinishes && *c.Savings >= 0 {
 				t.Errorf("at λ=%v savings %s, want negative", at.InterruptRate, c.Savings.Decimal())
 			}
 		})
@@ -149,7 +159,7 @@ func TestCostNoBreakEvenRate(t *testing.T) {
 	if got.BreakEvenHours != 5.0/0.9 {
 		t.Errorf("break-even hours = %v, want %v", got.BreakEvenHours, 5.0/0.9)
 	}
-	if got.Savings != usd(t, "-4") {
+	if got.Savings == nil || *got.Savings != usd(t, "-4") {
 		t.Errorf("savings = %s, want -4.00", got.Savings.Decimal())
 	}
 	if got.SpotHoursFrom != HoursUseful {
@@ -174,11 +184,61 @@ func TestCostNeverFinishes(t *testing.T) {
 	if !got.NeverFinishes {
 		t.Fatalf("NeverFinishes = false, want true (hours %v)", got.Spot.Hours)
 	}
-	if got.Spot.Total != 0 || got.Savings != 0 {
-		t.Errorf("spot total %s savings %s, want 0 when the run never finishes", got.Spot.Total.Decimal(), got.Savings.Decimal())
+	if got.Spot.Hours != nil || got.Spot.Compute != nil || got.Spot.Total != nil || got.Savings != nil || got.SavingsPct != nil {
+		t.Errorf("spot %+v savings %v pct %v: want nil figures when the run never finishes", got.Spot, got.Savings, got.SavingsPct)
 	}
 	if got.OnDemand.Total != usd(t, "10") {
 		t.Errorf("on-demand total = %s, want 10.00", got.OnDemand.Total.Decimal())
+	}
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	for _, want := range []string{`"hours":null`, `"compute":null`, `"total":null`, `"savings":null`, `"savings_pct":null`, `"never_finishes":true`, "never finishes"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("json %s\nwant it to contain %s", b, want)
+		}
+	}
+}
+
+// TestCostAmounts checks that rate × hours is bounded instead of wrapping
+// round int64, and that a zero on-demand total gives no percentage rather
+// than NaN.
+func TestCostAmounts(t *testing.T) {
+	tests := []struct {
+		name string
+		in   CostInput
+		want string
+	}{
+		{"compute beyond 1e12", CostInput{OnDemandRate: usd(t, "999999999999"), SpotRate: usd(t, "1"), Hours: 10}, "amount too large"},
+		{"spot compute beyond 1e12", CostInput{OnDemandRate: usd(t, "1"), SpotRate: usd(t, "999999999"), Hours: 1000, SpotHours: 1e6}, "amount too large"},
+		{"extras beyond 1e12", CostInput{OnDemandRate: usd(t, "1"), SpotRate: usd(t, "1"), Hours: 1,
+			Storage: usd(t, "999999999999"), Ops: usd(t, "999999999999")}, "amount too large"},
+		{"hours 1e13", CostInput{OnDemandRate: usd(t, "1"), SpotRate: usd(t, "1"), Hours: 1e13}, "hours"},
+		{"spot hours 1e13", CostInput{OnDemandRate: usd(t, "1"), SpotRate: usd(t, "1"), Hours: 1, SpotHours: 1e13}, "spot hours"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Cost(tt.in)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Cost = %+v, %v; want an error about %q", got, err, tt.want)
+			}
+			if errors.Is(err, ErrAmountTooLarge) != (tt.want == "amount too large") {
+				t.Errorf("errors.Is(%v, ErrAmountTooLarge) = %v", err, !(tt.want == "amount too large"))
+			}
+		})
+	}
+
+	// A micro-unit rate for a tenth of an hour rounds to a zero total.
+	got, err := Cost(CostInput{OnDemandRate: 1, SpotRate: 1, Hours: 0.1})
+	if err != nil {
+		t.Fatalf("Cost: %v", err)
+	}
+	if got.SavingsPct != nil || len(got.Notes) == 0 || !strings.Contains(got.Notes[0], "no savings percentage") {
+		t.Errorf("savings pct %v notes %q, want nil and a note", got.SavingsPct, got.Notes)
+	}
+	if _, err := json.Marshal(got); err != nil {
+		t.Errorf("marshal: %v (a NaN slipped through)", err)
 	}
 }
 
@@ -195,6 +255,16 @@ func TestCostErrors(t *testing.T) {
 		{"nan hours", func(c *CostInput) { c.Hours = math.NaN() }, "hours"},
 		{"negative interrupt rate", func(c *CostInput) { c.InterruptRate = -0.1 }, "interruption rate"},
 		{"negative ops", func(c *CostInput) { c.Ops = -1 }, "ops"},
+		{"inf hours", func(c *CostInput) { c.Hours = math.Inf(1) }, "hours"},
+		{"nan spot hours", func(c *CostInput) { c.SpotHours = math.NaN() }, "spot hours"},
+		{"nan checkpoint", func(c *CostInput) { c.CheckpointMin = math.NaN() }, "minutes"},
+		{"spot hours below hours", func(c *CostInput) { c.SpotHours = 9 }, "fewer than the useful hours"},
+		{"spot hours and a rate", func(c *CostInput) {
+			c.SpotHours, c.InterruptRate, c.CheckpointMin, c.RestartMin = 12, 0.05, 6, 10
+		}, "not both"},
+		{"rate without minutes", func(c *CostInput) { c.InterruptRate = 0.05 }, "checkpoint write time and the restart time"},
+		{"rate without restart", func(c *CostInput) { c.InterruptRate, c.CheckpointMin = 0.05, 6 }, "restart time"},
+		{"rate without checkpoint", func(c *CostInput) { c.InterruptRate, c.RestartMin = 0.05, 10 }, "checkpoint write time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,11 +27,20 @@
 //   - Then interconnect: each option names its card's link; multi-GPU
 //     advice asks for an interconnect plan.
 //   - Budget = the live median × Job.Hours, and the same × (1 + rerun
-//     margin). Never the floor: floor, durable floor and the disappearing
-//     count ride along as information.
-//   - Interruptible options only for resumable jobs, each with its spot
+//     margin, 0 to 1). Never the floor: floor, durable floor and the
+//     disappearing count ride along as information, the warning quoting
+//     the prices that vanished (Market.Vanished).
+//   - Interruptible options only for resumable jobs, each budgeted at its
+//     spot total (median × billable hours + the job's extras) with its spot
 //     Cost against the same card's on-demand median and its break-even
 //     hours.
+//   - The summary names the headline option: the cheapest budget that
+//     neither assumes an uninterrupted spot run (no spot hours, no
+//     interruption rate) nor comes from a thin market (fewer than
+//     ThinListings listings), when such an option exists; the sentence says
+//     why a cheaper one was passed over.
+//   - Every amount is checked: beyond 1e12 units of currency is
+//     ErrAmountTooLarge, never a wrapped int64.
 //   - Image and video jobs are advice "job" (rent per job, stop the clock
 //     when the files land); everything else is "server", with checkpoints
 //     on storage that outlives the instance when training must resume.
@@ -93,11 +102,30 @@ type Market struct {
 	// NewestRun is the newest ok run of any source at or before AsOf; zero
 	// means the newest LastOKRun of the rows.
 	NewestRun time.Time
+	// Vanished gives, per VanishedKey(gpu, kind), the USD prices of the
+	// row's disappearing floor listings in the window (the listings
+	// Row.Disappearing counts), so a warning can quote what vanished
+	// rather than the floor that is left.
+	Vanished map[string][]listings.Price
 }
 
+// VanishedKey is the key of Market.Vanished: gpu + "\x00" + kind.
+func VanishedKey(gpu string, kind listings.Kind) string { return gpu + "\x00" + string(kind) }
+
+// ThinListings is the fewest listings an option is priced from before it
+// counts as a thin market: fewer are marked Thin and not headlined while
+// an option with at least this many exists.
+const ThinListings = 3
+
 // Option is one priced way to run the job: a card, a kind, a live price and
-// its provenance, and the budget. Budget and BudgetWithMargin are money
-// (not per hour).
+// its provenance, and the budget. Budget and BudgetMargin are money (not
+// per hour): for on-demand the median × hours; for interruptible the spot
+// total, median × billable hours + the job's extras; BudgetMargin is the
+// same with the rerun margin (on the whole spot total). Thin marks a price
+// from fewer than ThinListings listings; AssumesNoInterruptions an
+// interruptible option billed its useful hours because the job gave
+// neither spot hours nor an interruption rate; Headline the option the
+// summary names.
 type Option struct {
 	GPU          string          `json:"gpu"`
 	VRAMGB       int             `json:"vram_gb"`
@@ -114,6 +142,11 @@ type Option struct {
 	Floor        listings.Price  `json:"floor"`
 	DurableFloor *listings.Price `json:"durable_floor"`
 	Disappearing int             `json:"disappearing"`
+	Thin         bool            `json:"thin"`
+	Headline     bool            `json:"headline"`
+	// AssumesNoInterruptions is set on interruptible options billed their
+	// useful hours.
+	AssumesNoInterruptions bool `json:"assumes_no_interruptions"`
 	// Spot compares an interruptible option with the same card on demand;
 	// nil for on-demand options or when the card has no live on-demand
 	// price.
@@ -190,23 +223,27 @@ func Recommend(j Job, m Market) (Advice, error) {
 	switch {
 	case m.AsOf.IsZero():
 		return Advice{}, fmt.Errorf("recommend: the market has no as-of time")
-	case badNumber(j.Hours) || j.Hours == 0:
-		return Advice{}, fmt.Errorf("recommend: hours %v must be positive", j.Hours)
-	case badNumber(j.RerunMargin):
-		return Advice{}, fmt.Errorf("recommend: rerun margin %v must be zero or positive", j.RerunMargin)
-	case badNumber(j.SpotHours) || badNumber(j.InterruptRate) || badNumber(j.CheckpointMin) ||
-		badNumber(j.RestartMin) || badNumber(j.CheckpointIntervalMin):
-		return Advice{}, fmt.Errorf("recommend: spot hours, interruption rate and minutes must be zero or positive numbers")
 	case badNumber(j.DatasetGB) || badNumber(j.CheckpointGB) || j.CheckpointsKept < 0:
-		return Advice{}, fmt.Errorf("recommend: dataset, checkpoint sizes and checkpoints kept must not be negative")
+		return Advice{}, fmt.Errorf("recommend: dataset, checkpoint sizes and checkpoints kept must be zero or positive numbers")
+	case j.Extras.Storage < 0 || j.Extras.Transfer < 0 || j.Extras.Recovery < 0 || j.Extras.Ops < 0:
+		return Advice{}, fmt.Errorf("recommend: storage, transfer, recovery and ops must not be negative")
+	}
+	if err := checkSpot(spotInput(j)); err != nil {
+		return Advice{}, fmt.Errorf("recommend: %w", err)
+	}
+	if _, err := sum(j.Extras.Storage, j.Extras.Transfer, j.Extras.Recovery, j.Extras.Ops); err != nil {
+		return Advice{}, fmt.Errorf("recommend: spot extras: %w", err)
+	}
+	margin := DefaultRerunMargin
+	if j.RerunMargin != nil {
+		margin = *j.RerunMargin
+	}
+	if err := checkMargin(margin); err != nil {
+		return Advice{}, fmt.Errorf("recommend: %w", err)
 	}
 	need, err := EstimateVRAM(j)
 	if err != nil {
 		return Advice{}, fmt.Errorf("recommend: %w", err)
-	}
-	margin := j.RerunMargin
-	if margin == 0 {
-		margin = DefaultRerunMargin
 	}
 	a := Advice{
 		Advice: AdviceServer, Need: need, AsOf: m.AsOf, Hours: j.Hours, RerunMargin: margin,
@@ -257,15 +294,37 @@ func Recommend(j Job, m Market) (Advice, error) {
 		a.Notes = append(a.Notes,
 			fmt.Sprintf("the job needs %s, more than the largest single card (%s, %d GB)", gbString(need.GB), largest.Name, largest.VRAMGB),
 			"plan the interconnect (NVLink within a node, InfiniBand between nodes) before a cluster is priced: no cluster budget is given")
-	} else {
-		candidates(&a, j, cat, named, need.GB, ceiling, rows, margin)
+	}
+	tier := map[string]bool{} // the cards the tier offers: candidates and the subject of notes
+	if a.Advice != AdviceMultiGPU {
+		tier = tierCards(cat, named, need.GB, ceiling)
+		if err := candidates(&a, j, cat, tier, named, rows, foreign, margin); err != nil {
+			return Advice{}, fmt.Errorf("recommend: %w", err)
+		}
 	}
 	a.Storage = storageCheck(j, a, m.Disks)
-	a.Notes = append(a.Notes, notes(j, task, a, rows, foreign, anyLive, newest, m.AsOf)...)
+	a.Notes = append(a.Notes, notes(j, task, a, tier, rows, foreign, m.Vanished, anyLive, newest, m.AsOf)...)
 	if a.Summary == "" {
-		a.Summary = summary(a)
+		a.Summary = summary(&a)
 	}
 	return a, nil
+}
+
+// tierCards returns the cards a job of need GB is offered: those that hold
+// it on one card and are no larger than the tier's ceiling, and the named
+// cards of the tier.
+func tierCards(cat []listings.GPU, named []string, need, ceiling float64) map[string]bool {
+	isNamed := map[string]bool{}
+	for _, n := range named {
+		isNamed[n] = true
+	}
+	out := map[string]bool{}
+	for _, g := range cat {
+		if float64(g.VRAMGB) >= need && (float64(g.VRAMGB) <= ceiling || isNamed[g.Name]) {
+			out[g.Name] = true
+		}
+	}
+	return out
 }
 
 // indexRows keeps the USD on-demand and interruptible rows of catalog
@@ -320,20 +379,25 @@ func clusterSizes(need float64, largest listings.GPU) []ClusterSize {
 	return out
 }
 
-// candidates fills the options and the unpriced named cards.
-func candidates(a *Advice, j Job, cat []listings.GPU, named []string, need, ceiling float64, rows map[string]rowPair, margin float64) {
+// candidates fills the options and the unpriced named cards: every card
+// of the tier with a live price, and every named card.
+func candidates(a *Advice, j Job, cat []listings.GPU, tier map[string]bool, named []string, rows map[string]rowPair, foreign map[string]map[string]int, margin float64) error {
 	isNamed := map[string]bool{}
 	for _, n := range named {
 		isNamed[n] = true
 	}
 	for _, g := range cat {
-		if float64(g.VRAMGB) < need || (float64(g.VRAMGB) > ceiling && !isNamed[g.Name]) {
+		if !tier[g.Name] {
 			continue
 		}
 		p := rows[g.Name]
 		odLive, spLive := live(p.od), live(p.spot)
 		if odLive {
-			a.Options = append(a.Options, option(g, p.od, j.Hours, margin))
+			o, err := option(g, p.od, j.Hours, margin)
+			if err != nil {
+				return fmt.Errorf("%s on-demand budget: %w", g.Name, err)
+			}
+			a.Options = append(a.Options, o)
 		}
 		spotted := false
 		if spLive && j.Resumable {
@@ -341,16 +405,19 @@ func candidates(a *Advice, j Job, cat []listings.GPU, named []string, need, ceil
 			if odLive {
 				odRow = p.od
 			}
-			o, ok := spotOption(g, odRow, p.spot, j, margin)
-			if ok {
+			o, ok, err := spotOption(g, odRow, p.spot, j, margin)
+			switch {
+			case err != nil:
+				return fmt.Errorf("%s interruptible budget: %w", g.Name, err)
+			case ok:
 				a.Options = append(a.Options, o)
 				spotted = true
-			} else {
-				a.Notes = append(a.Notes, fmt.Sprintf("%s interruptible: at %v interruptions per hour the run never finishes", g.Name, j.InterruptRate))
+			default:
+				a.Notes = append(a.Notes, fmt.Sprintf("%s interruptible: at %v interruptions per hour the run never finishes (λ(ρ + τ/2) ≥ 1): not an option", g.Name, j.InterruptRate))
 			}
 		}
 		if !odLive && !spotted && isNamed[g.Name] {
-			u := Unpriced{GPU: g.Name, VRAMGB: g.VRAMGB, Reason: unpricedReason(p.od, a.AsOf)}
+			u := Unpriced{GPU: g.Name, VRAMGB: g.VRAMGB, Reason: unpricedReason(p.od, a.AsOf, foreign[g.Name])}
 			if p.od != nil {
 				u.LastOKRun = p.od.LastOKRun
 			}
@@ -374,74 +441,136 @@ func candidates(a *Advice, j Job, cat []listings.GPU, named []string, need, ceil
 		}
 		return ox.Kind < oy.Kind
 	})
+	if h := headline(a.Options); h >= 0 {
+		a.Options[h].Headline = true
+	}
+	return nil
 }
 
-// spotOption builds an interruptible option budgeted at its billable
-// hours, with its spot cost against the on-demand row when that is live
-// (od nil otherwise); false when the run never finishes.
-func spotOption(g listings.GPU, od, sp *listings.Row, j Job, margin float64) (Option, bool) {
-	o := option(g, sp, j.Hours, margin)
+// headline picks the option the summary names: the cheapest budget that
+// neither assumes an uninterrupted spot run nor comes from a thin market,
+// relaxing the thin rule, then the interruption rule, when nothing else is
+// priced; -1 without options.
+func headline(opts []Option) int {
+	for _, ok := range []func(Option) bool{
+		func(o Option) bool { return !o.AssumesNoInterruptions && !o.Thin },
+		func(o Option) bool { return !o.AssumesNoInterruptions },
+		func(o Option) bool { return !o.Thin },
+		func(Option) bool { return true },
+	} {
+		for i, o := range opts {
+			if ok(o) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// spotOption builds an interruptible option budgeted at its spot total
+// (rate × billable hours + the job's extras), with its spot cost against
+// the on-demand row when that is live (od nil otherwise); false when the
+// run never finishes.
+func spotOption(g listings.GPU, od, sp *listings.Row, j Job, margin float64) (Option, bool, error) {
+	o, err := option(g, sp, j.Hours, margin)
+	if err != nil {
+		return o, false, err
+	}
+	o.AssumesNoInterruptions = j.SpotHours == 0 && j.InterruptRate == 0
 	in := spotInput(j)
 	if od != nil {
 		in.OnDemandRate, in.SpotRate = od.Median, sp.Median
 		c, err := Cost(in)
 		if err != nil {
-			return o, false
+			return o, false, err
 		}
 		o.Spot = &c
 		if c.NeverFinishes {
-			return o, false
+			return o, false, nil
 		}
-		setBudget(&o, c.Spot.Hours, margin)
-		return o, true
+		return o, true, setSpotBudget(&o, *c.Spot.Hours, *c.Spot.Total, margin)
 	}
-	h, ok := j.SpotHours, true
-	if h == 0 {
-		m := spotModel{w: j.Hours, delta: j.CheckpointMin / 60, rho: j.RestartMin / 60, tau: j.CheckpointIntervalMin / 60}
-		h, ok = m.hours(j.InterruptRate)
-	}
+	h, _, ok := billableHours(in)
 	if !ok {
-		return o, false
+		return o, false, nil
 	}
-	setBudget(&o, h, margin)
-	return o, true
+	compute, err := money(sp.Median, h)
+	if err != nil {
+		return o, false, err
+	}
+	total, err := sum(compute, in.Storage, in.Transfer, in.Recovery, in.Ops)
+	if err != nil {
+		return o, false, err
+	}
+	return o, true, setSpotBudget(&o, h, total, margin)
 }
 
-// spotInput carries the job's spot model into a CostInput.
+// setSpotBudget budgets an interruptible option at its spot total.
+func setSpotBudget(o *Option, hours float64, total listings.Price, margin float64) error {
+	m, err := money(total, 1+margin)
+	if err != nil {
+		return err
+	}
+	o.Hours, o.Budget, o.BudgetMargin = hours, total, m
+	return nil
+}
+
+// spotInput carries the job's spot model and extras into a CostInput.
 func spotInput(j Job) CostInput {
 	return CostInput{
 		Hours: j.Hours, SpotHours: j.SpotHours, InterruptRate: j.InterruptRate,
 		CheckpointMin: j.CheckpointMin, RestartMin: j.RestartMin, CheckpointIntervalMin: j.CheckpointIntervalMin,
+		Storage: j.Extras.Storage, Transfer: j.Extras.Transfer, Recovery: j.Extras.Recovery, Ops: j.Extras.Ops,
 	}
 }
 
 // option builds an option from a live row, budgeted at the row's median.
-func option(g listings.GPU, r *listings.Row, hours, margin float64) Option {
+func option(g listings.GPU, r *listings.Row, hours, margin float64) (Option, error) {
 	o := Option{
 		GPU: g.Name, VRAMGB: g.VRAMGB, Interconnect: g.Link, Kind: r.Kind, Price: r.Median,
 		Live: true, Listings: r.Listings, LastOKRun: r.LastOKRun, Sources: []string{},
 		Floor: r.Floor, DurableFloor: r.DurableFloor, Disappearing: r.Disappearing,
+		Thin: r.Listings < ThinListings,
 	}
 	for _, s := range r.Sources {
 		o.Sources = append(o.Sources, s.Source)
 	}
 	sort.Strings(o.Sources)
-	setBudget(&o, hours, margin)
-	return o
+	return o, setBudget(&o, hours, margin)
 }
 
 // setBudget sets the budget of o for hours at its price, with and without
 // the margin.
-func setBudget(o *Option, hours, margin float64) {
-	o.Hours = hours
-	o.Budget = money(o.Price, hours)
-	o.BudgetMargin = money(o.Price, hours*(1+margin))
+func setBudget(o *Option, hours, margin float64) error {
+	b, err := money(o.Price, hours)
+	if err != nil {
+		return err
+	}
+	m, err := money(o.Price, hours*(1+margin))
+	if err != nil {
+		return err
+	}
+	o.Hours, o.Budget, o.BudgetMargin = hours, b, m
+	return nil
 }
 
-// unpricedReason says why a named card has no price.
-func unpricedReason(r *listings.Row, asOf time.Time) string {
-	if r == nil || r.LastOKRun.IsZero() {
+// unpricedReason says why a named card has no price: never listed, the
+// age of its last USD price, or live listings only in currencies without
+// an fx rate.
+func unpricedReason(r *listings.Row, asOf time.Time, foreign map[string]int) string {
+	var cs []string
+	for c := range foreign {
+		cs = append(cs, c)
+	}
+	sort.Strings(cs)
+	in := strings.Join(cs, " and ")
+	switch {
+	case (r == nil || r.LastOKRun.IsZero()) && len(cs) > 0:
+		return "listed only in " + in + ", no fx rate configured"
+	case r == nil || r.LastOKRun.IsZero():
 		return "no live price (never listed)"
+	case len(cs) > 0:
+		return "no live price (last USD price " + Age(asOf.Sub(r.LastOKRun)) + " old); listed in " + in + ", no fx rate configured"
 	}
 	return "no live price (last price " + Age(asOf.Sub(r.LastOKRun)) + " old)"
 }
@@ -525,8 +654,10 @@ func mustTask(t string) string {
 	return n
 }
 
-// notes are the advice's remarks, in the order a reader needs them.
-func notes(j Job, task string, a Advice, rows map[string]rowPair, foreign map[string]map[string]int, anyLive bool, newest, asOf time.Time) []string {
+// notes are the advice's remarks, in the order a reader needs them. tier
+// holds the cards the tier offers: notes speak of no other card.
+func notes(j Job, task string, a Advice, tier map[string]bool, rows map[string]rowPair, foreign map[string]map[string]int,
+	vanished map[string][]listings.Price, anyLive bool, newest, asOf time.Time) []string {
 	var out []string
 	switch {
 	case !anyLive && newest.IsZero():
@@ -547,14 +678,14 @@ func notes(j Job, task string, a Advice, rows map[string]rowPair, foreign map[st
 	}
 	for _, o := range a.Options {
 		if o.Disappearing > 0 {
-			out = append(out, fmt.Sprintf("%s %s: %d floor listing(s) disappeared within a day in the last 7 days: budget at the median, not the floor ($%s)",
-				o.GPU, o.Kind, o.Disappearing, o.Floor.Decimal()))
+			out = append(out, disappearingNote(o, vanished[VanishedKey(o.GPU, o.Kind)]))
 		}
 	}
+	out = append(out, thinNotes(a.Options)...)
 	if !j.Resumable && a.Advice != AdviceMultiGPU {
 		n := 0
 		for g, p := range rows {
-			if live(p.spot) && fits(a, g) {
+			if live(p.spot) && tier[g] {
 				n++
 			}
 		}
@@ -563,25 +694,21 @@ func notes(j Job, task string, a Advice, rows map[string]rowPair, foreign map[st
 		}
 	}
 	if j.Resumable {
-		spot := false
 		for _, o := range a.Options {
-			if o.Kind == listings.Interruptible {
-				spot = true
+			if o.AssumesNoInterruptions {
+				out = append(out, "interruptible budgets assume no interruptions (give spot hours or an interruption rate to model them), so none is the headline; an option's break-even hours are the most billable hours at which spot still beats on-demand")
+				break
 			}
-		}
-		if spot && j.SpotHours == 0 && j.InterruptRate == 0 && j.CheckpointIntervalMin == 0 {
-			out = append(out, "interruptible budgets assume no interruptions; an option's break-even hours are the most billable hours at which spot still beats on-demand")
 		}
 	}
 	var fgpus []string
 	for g := range foreign {
-		fgpus = append(fgpus, g)
+		if tier[g] {
+			fgpus = append(fgpus, g)
+		}
 	}
 	listings.SortGPUNames(fgpus)
 	for _, g := range fgpus {
-		if !fits(a, g) {
-			continue
-		}
 		var cs []string
 		for c, n := range foreign[g] {
 			cs = append(cs, fmt.Sprintf("%d %s", n, c))
@@ -598,22 +725,80 @@ func notes(j Job, task string, a Advice, rows map[string]rowPair, foreign map[st
 	return out
 }
 
-// fits reports whether GPU g holds the advice's need on one card.
-func fits(a Advice, g string) bool {
-	c, ok := listings.Lookup(g)
-	return ok && a.Advice != AdviceMultiGPU && float64(c.VRAMGB) >= a.Need.GB
+// disappearingNote warns of an option's disappearing floor listings,
+// quoting the prices that vanished (when the market carries them).
+func disappearingNote(o Option, prices []listings.Price) string {
+	what := "1 floor listing"
+	if o.Disappearing != 1 {
+		what = fmt.Sprintf("%d floor listings", o.Disappearing)
+	}
+	at := ""
+	if len(prices) > 0 {
+		ps := append([]listings.Price(nil), prices...)
+		sort.Slice(ps, func(x, y int) bool { return ps[x] < ps[y] })
+		var words []string
+		for i, p := range ps {
+			if i == 0 || p != ps[i-1] {
+				words = append(words, "$"+p.Decimal())
+			}
+		}
+		at = " (at " + strings.Join(words, ", ") + ")"
+	}
+	return fmt.Sprintf("%s %s: %s disappeared within a day in the last 7 days%s: budget at the median", o.GPU, o.Kind, what, at)
 }
 
-// summary is the advice in one sentence.
-func summary(a Advice) string {
+// thinNotes say which options are priced from too few listings to trust.
+func thinNotes(opts []Option) []string {
+	var out []string
+	for _, o := range opts {
+		if !o.Thin {
+			continue
+		}
+		msg := fmt.Sprintf("%s %s is priced from %s, a thin market", o.GPU, o.Kind, listingsWord(o.Listings))
+		if o.Headline {
+			msg += ": it is the headline only because nothing better supported is priced"
+		} else {
+			msg += fmt.Sprintf(": not the headline while an option priced from at least %d listings exists", ThinListings)
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+// verb picks the singular or plural form for n subjects.
+func verb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// listingsWord says "1 listing" or "2 listings".
+func listingsWord(n int) string {
+	if n == 1 {
+		return "1 listing"
+	}
+	return fmt.Sprintf("%d listings", n)
+}
+
+// summary is the advice in one sentence, naming the headline option and
+// saying why a cheaper option is not the headline.
+func summary(a *Advice) string {
 	what := "a server on the " + a.Tier + " tier"
 	if a.Advice == AdviceJob {
 		what = "a card of the " + a.Tier + " tier per job"
 	}
-	if len(a.Options) == 0 {
+	h := -1
+	for i, o := range a.Options {
+		if o.Headline {
+			h = i
+			break
+		}
+	}
+	if h < 0 {
 		return fmt.Sprintf("For %s per card, rent %s, but no live price can budget it yet.", gbString(a.Need.GB), what)
 	}
-	o := a.Options[0]
+	o := a.Options[h]
 	kind := ""
 	if o.Kind == listings.Interruptible {
 		kind = " interruptible"
@@ -621,6 +806,34 @@ func summary(a Advice) string {
 	s := fmt.Sprintf("For %s per card, rent %s: the%s %s at $%s/GPU-hr budgets $%s for %s h ($%s with a %d%% rerun margin)",
 		gbString(a.Need.GB), what, kind, o.GPU, o.Price.Round(4).Decimal(), o.Budget.Round(4).Decimal(), trimNum(o.Hours, 2),
 		o.BudgetMargin.Round(4).Decimal(), pct(a.RerunMargin))
+	switch {
+	case o.AssumesNoInterruptions:
+		s += ", assuming it is never interrupted"
+	case o.Thin:
+		s += ", priced from only " + listingsWord(o.Listings)
+	}
+	var unmodelled, thin []string
+	for _, c := range a.Options[:h] {
+		what := fmt.Sprintf("the %s %s ($%s)", c.GPU, c.Kind, c.Budget.Round(4).Decimal())
+		if c.AssumesNoInterruptions {
+			unmodelled = append(unmodelled, what)
+		} else if c.Thin {
+			thin = append(thin, what+" from "+listingsWord(c.Listings))
+		}
+	}
+	if len(unmodelled) > 0 {
+		s += "; " + strings.Join(unmodelled, " and ") + verb(len(unmodelled), " budgets", " budget") + " less only if spot is never interrupted"
+	} else if !o.AssumesNoInterruptions {
+		for _, c := range a.Options {
+			if c.AssumesNoInterruptions {
+				s += "; interruptible budgets assume spot is never interrupted"
+				break
+			}
+		}
+	}
+	if len(thin) > 0 {
+		s += "; " + strings.Join(thin, " and ") + verb(len(thin), " budgets less but is", " budget less but are") + " too thin a market to headline"
+	}
 	if a.Advice == AdviceJob {
 		s += "; stop the clock when the files land"
 	}

@@ -2,6 +2,8 @@ package recommend
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -26,19 +28,21 @@ func row(t testing.TB, gpu string, kind listings.Kind, median string, n int) lis
 
 // guideMarket is the market of issue 4: live medians RTX 4090 0.49, RTX
 // 3090 0.17, H100 SXM 3.06, and a 0.14 floor listing of the 4090 that
-// vanished.
+// vanished (the floor left behind is 0.45).
 func guideMarket(t testing.TB) Market {
 	r4090 := row(t, "RTX 4090", listings.OnDemand, "0.49", 12)
-	r4090.Floor = usd(t, "0.14")
-	r4090.P10 = usd(t, "0.14")
+	r4090.Floor = usd(t, "0.45")
+	r4090.P10 = usd(t, "0.45")
 	r4090.Disappearing = 1
 	r4090.Sources = append(r4090.Sources, listings.SourceRow{Source: "runpod", Listings: 2, Median: usd(t, "0.59"), LastOKRun: asOf.Add(-2 * time.Hour)})
 	return Market{AsOf: asOf, Rows: []listings.Row{
 		r4090,
 		row(t, "RTX 3090", listings.OnDemand, "0.17", 30),
 		row(t, "H100 SXM", listings.OnDemand, "3.06", 8),
-	}}
+	}, Vanished: map[string][]listings.Price{VanishedKey("RTX 4090", listings.OnDemand): {usd(t, "0.14")}}}
 }
+
+func margin(v float64) *float64 { return &v }
 
 func findOption(a Advice, gpu string, kind listings.Kind) *Option {
 	for i := range a.Options {
@@ -123,14 +127,18 @@ func TestRecommend24GB(t *testing.T) {
 		}
 	}
 	o := findOption(a, "RTX 4090", listings.OnDemand)
-	if o.Floor != usd(t, "0.14") || o.Disappearing != 1 {
-		t.Errorf("4090 floor %s disappearing %d, want 0.14 and 1 as information", o.Floor.Decimal(), o.Disappearing)
+	if o.Floor != usd(t, "0.45") || o.Disappearing != 1 {
+		t.Errorf("4090 floor %s disappearing %d, want 0.45 and 1 as information", o.Floor.Decimal(), o.Disappearing)
 	}
 	if got := strings.Join(o.Sources, ","); got != "runpod,vastai" {
 		t.Errorf("4090 sources = %q, want runpod,vastai", got)
 	}
-	if !hasNote(a, "RTX 4090 on-demand: 1 floor listing(s) disappeared within a day in the last 7 days: budget at the median, not the floor ($0.14)") {
-		t.Errorf("notes %q: want the disappearing floor warning", a.Notes)
+	// The warning quotes the vanished listing's price, not the floor left.
+	if !hasNote(a, "RTX 4090 on-demand: 1 floor listing disappeared within a day in the last 7 days (at $0.14): budget at the median") {
+		t.Errorf("notes %q: want the disappearing floor warning at $0.14", a.Notes)
+	}
+	if hasNote(a, "$0.45") {
+		t.Errorf("notes %q: the warning quotes the floor left behind", a.Notes)
 	}
 	if len(a.Unpriced) != 0 {
 		t.Errorf("unpriced = %+v, want none (both named cards are live)", a.Unpriced)
@@ -394,7 +402,16 @@ func TestRecommendErrors(t *testing.T) {
 		{"no hours", Job{VRAMGB: 24}, m, "hours"},
 		{"no as-of", Job{VRAMGB: 24, Hours: 1}, Market{}, "as-of"},
 		{"no size", Job{Task: "train", Hours: 1}, m, "model size"},
-		{"negative margin", Job{VRAMGB: 24, Hours: 1, RerunMargin: -0.1}, m, "rerun margin"},
+		{"negative margin", Job{VRAMGB: 24, Hours: 1, RerunMargin: margin(-0.1)}, m, "rerun margin"},
+		{"margin above 1", Job{VRAMGB: 24, Hours: 1, RerunMargin: margin(25)}, m, "above 1"},
+		{"nan margin", Job{VRAMGB: 24, Hours: 1, RerunMargin: margin(math.NaN())}, m, "rerun margin"},
+		{"nan hours", Job{VRAMGB: 24, Hours: math.NaN()}, m, "hours"},
+		{"hours 1e13", Job{VRAMGB: 24, Hours: 1e13}, m, "hours"},
+		{"inf vram", Job{VRAMGB: math.Inf(1), Hours: 1}, m, "vram"},
+		{"spot hours below hours", Job{VRAMGB: 24, Hours: 10, Resumable: true, SpotHours: 5}, m, "fewer than the useful hours"},
+		{"rate without minutes", Job{VRAMGB: 24, Hours: 10, Resumable: true, InterruptRate: 0.05}, m, "restart time"},
+		{"spot hours and a rate", Job{VRAMGB: 24, Hours: 10, Resumable: true, SpotHours: 12, InterruptRate: 0.05, CheckpointMin: 6, RestartMin: 10}, m, "not both"},
+		{"negative extras", Job{VRAMGB: 24, Hours: 10, Extras: Extras{Ops: -1}}, m, "ops"},
 		{"negative dataset", Job{VRAMGB: 24, Hours: 1, DatasetGB: -1}, m, "dataset"},
 		{"bad task", Job{Task: "mine", VRAMGB: 24, Hours: 1}, m, "unknown task"},
 	}
@@ -453,5 +470,220 @@ func BenchmarkRecommend(b *testing.B) {
 		if _, err := Recommend(j, m); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRecommendHeadline pins the honesty of the headline: an interruptible
+// option billed its useful hours (no spot hours, no interruption model) is
+// ranked but not headlined, and the summary says spot is assumed
+// uninterrupted; with a model it may be the headline.
+func TestRecommendHeadline(t *testing.T) {
+	m := guideMarket(t)
+	m.Rows = append(m.Rows, row(t, "RTX 3090", listings.Interruptible, "0.10", 6))
+	j := Job{Task: "train", VRAMGB: 24, Hours: 10, Resumable: true}
+
+	a := mustRecommend(t, j, m)
+	if len(a.Options) == 0 || a.Options[0].GPU != "RTX 3090" || a.Options[0].Kind != listings.Interruptible {
+		t.Fatalf("options = %+v, want the 3090 interruptible ranked first (1.00)", a.Options)
+	}
+	if !a.Options[0].AssumesNoInterruptions || a.Options[0].Headline {
+		t.Errorf("3090 interruptible assumes %v headline %v, want true false", a.Options[0].AssumesNoInterruptions, a.Options[0].Headline)
+	}
+	o := findOption(a, "RTX 3090", listings.OnDemand)
+	if o == nil || !o.Headline {
+		t.Errorf("3090 on-demand = %+v, want the headline", o)
+	}
+	for _, want := range []string{"the RTX 3090 at $0.17/GPU-hr budgets $1.70", "the RTX 3090 interruptible ($1.00) budgets less only if spot is never interrupted"} {
+		if !strings.Contains(a.Summary, want) {
+			t.Errorf("summary %q: want %q", a.Summary, want)
+		}
+	}
+	if !hasNote(a, "assume no interruptions") {
+		t.Errorf("notes %q: want the assumption said", a.Notes)
+	}
+
+	// Modelled interruptions: the spot option may lead.
+	j.InterruptRate, j.CheckpointMin, j.RestartMin = 0.05, 6, 10
+	a = mustRecommend(t, j, m)
+	if h := a.Options[0]; h.GPU != "RTX 3090" || h.Kind != listings.Interruptible || !h.Headline || h.AssumesNoInterruptions {
+		t.Errorf("headline = %+v, want the modelled 3090 interruptible", h)
+	}
+	if !strings.Contains(a.Summary, "the interruptible RTX 3090") || strings.Contains(a.Summary, "never interrupted") {
+		t.Errorf("summary %q: want the modelled interruptible 3090 without the assumption", a.Summary)
+	}
+
+	// Only an unmodelled spot option priced: it is the headline, said so.
+	only := Market{AsOf: asOf, Rows: []listings.Row{row(t, "RTX 4090", listings.Interruptible, "0.25", 5)}}
+	a = mustRecommend(t, Job{VRAMGB: 24, Hours: 10, Resumable: true}, only)
+	if len(a.Options) != 1 || !a.Options[0].Headline || !strings.Contains(a.Summary, "assuming it is never interrupted") {
+		t.Errorf("options %+v summary %q: want the spot option headlined with the assumption said", a.Options, a.Summary)
+	}
+}
+
+// TestRecommendThin pins thin markets: an option priced from fewer than 3
+// listings is marked, and not headlined while a better supported one
+// exists.
+func TestRecommendThin(t *testing.T) {
+	m := guideMarket(t)
+	m.Rows[1] = row(t, "RTX 3090", listings.OnDemand, "0.17", 1)
+	a := mustRecommend(t, Job{VRAMGB: 24, Hours: 10}, m)
+	o3090, o4090 := findOption(a, "RTX 3090", listings.OnDemand), findOption(a, "RTX 4090", listings.OnDemand)
+	if o3090 == nil || o4090 == nil {
+		t.Fatalf("options = %+v, want both cards", a.Options)
+	}
+	if !o3090.Thin || o3090.Headline || o4090.Thin || !o4090.Headline {
+		t.Errorf("3090 thin %v headline %v, 4090 thin %v headline %v; want true false false true", o3090.Thin, o3090.Headline, o4090.Thin, o4090.Headline)
+	}
+	if a.Options[0].GPU != "RTX 3090" {
+		t.Errorf("options = %+v, want the thin 3090 still ranked first", a.Options)
+	}
+	if !strings.Contains(a.Summary, "the RTX 4090 at $0.49/GPU-hr budgets $4.90") || !strings.Contains(a.Summary, "from 1 listing budgets less but is too thin") {
+		t.Errorf("summary %q: want the 4090 headlined and the thin 3090 said", a.Summary)
+	}
+	if !hasNote(a, "RTX 3090 on-demand is priced from 1 listing, a thin market: not the headline") {
+		t.Errorf("notes %q: want the thin-market note", a.Notes)
+	}
+	b, err := json.Marshal(o3090)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	if !strings.Contains(string(b), `"thin":true`) || !strings.Contains(string(b), `"headline":false`) {
+		t.Errorf("json %s: want thin true, headline false", b)
+	}
+
+	// Every option thin: the cheapest is the headline, and it says so.
+	m.Rows[0].Listings = 2
+	a = mustRecommend(t, Job{VRAMGB: 24, Hours: 10}, m)
+	if !a.Options[0].Headline || a.Options[0].GPU != "RTX 3090" || !strings.Contains(a.Summary, "priced from only 1 listing") {
+		t.Errorf("options %+v summary %q: want the thin 3090 headlined with a warning", a.Options, a.Summary)
+	}
+}
+
+// TestRecommendExtras pins that the spot extras go into every
+// interruptible option's total, budget and break-even.
+func TestRecommendExtras(t *testing.T) {
+	m := guideMarket(t)
+	m.Rows = append(m.Rows, row(t, "RTX 4090", listings.Interruptible, "0.25", 5), row(t, "RTX 3090", listings.Interruptible, "0.10", 5))
+	m.Rows = m.Rows[:len(m.Rows):len(m.Rows)]
+	j := Job{VRAMGB: 24, Hours: 10, Resumable: true, SpotHours: 12, Extras: Extras{Storage: usd(t, "0.50"), Ops: usd(t, "0.50")}}
+	a := mustRecommend(t, j, m)
+	o := findOption(a, "RTX 4090", listings.Interruptible)
+	if o == nil || o.Spot == nil || o.Spot.Spot.Total == nil {
+		t.Fatalf("4090 interruptible = %+v, want a spot cost", o)
+	}
+	// 0.25 × 12 = 3.00 + 1.00 extras.
+	if got, want := *o.Spot.Spot.Total, usd(t, "4.00"); got != want {
+		t.Errorf("spot total = %s, want %s", got.Decimal(), want.Decimal())
+	}
+	if o.Budget != usd(t, "4.00") || o.BudgetMargin != usd(t, "5.00") {
+		t.Errorf("budget %s (%s), want 4.00 (5.00)", o.Budget.Decimal(), o.BudgetMargin.Decimal())
+	}
+	// (4.90 − 1.00) / 0.25 = 15.6 billable hours.
+	if math.Abs(o.Spot.BreakEvenHours-15.6) > 1e-9 {
+		t.Errorf("break-even = %v h, want 15.6", o.Spot.BreakEvenHours)
+	}
+	if o.Spot.Spot.Storage != usd(t, "0.50") || o.Spot.Spot.Ops != usd(t, "0.50") {
+		t.Errorf("extras = %+v, want storage 0.50 and ops 0.50", o.Spot.Spot)
+	}
+	// An interruptible card with no live on-demand price still pays the extras.
+	m.Rows = append(m.Rows, row(t, "RTX 3080", listings.Interruptible, "0.05", 4))
+	a = mustRecommend(t, Job{VRAMGB: 10, Hours: 10, Resumable: true, SpotHours: 10, Extras: Extras{Recovery: usd(t, "2")}}, m)
+	if o := findOption(a, "RTX 3080", listings.Interruptible); o == nil || o.Budget != usd(t, "2.50") {
+		t.Errorf("3080 interruptible = %+v, want 0.05 × 10 + 2 = 2.50", o)
+	}
+}
+
+func TestRecommendMargin(t *testing.T) {
+	tests := []struct {
+		name   string
+		margin *float64
+		want   string
+	}{
+		{"default", nil, "6.125"},
+		{"none", margin(0), "4.90"},
+		{"half", margin(0.5), "7.35"},
+		{"all", margin(1), "9.80"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := mustRecommend(t, Job{VRAMGB: 24, Hours: 10, RerunMargin: tt.margin}, guideMarket(t))
+			o := findOption(a, "RTX 4090", listings.OnDemand)
+			if o == nil || o.BudgetMargin != usd(t, tt.want) || o.Budget != usd(t, "4.90") {
+				t.Errorf("4090 = %+v, want budget 4.90 with margin %s", o, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseRerunMargin(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    float64
+		wantErr string
+	}{
+		{"0.25", 0.25, ""},
+		{"25%", 0.25, ""},
+		{" 10 % ", 0.10, ""},
+		{"0", 0, ""},
+		{"0%", 0, ""},
+		{"1", 1, ""},
+		{"100%", 1, ""},
+		{"25", 0, "above 1"},
+		{"150%", 0, "above 1"},
+		{"-0.1", 0, "from 0 to 1"},
+		{"NaN", 0, "from 0 to 1"},
+		{"Inf", 0, "from 0 to 1"},
+		{"lots", 0, "want a fraction"},
+		{"", 0, "want a fraction"},
+	}
+	for _, tt := range tests {
+		got, err := ParseRerunMargin(tt.in)
+		switch {
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ParseRerunMargin(%q) = %v, %v; want an error about %q", tt.in, got, err, tt.wantErr)
+		case tt.wantErr == "" && (err != nil || math.Abs(got-tt.want) > 1e-12):
+			t.Errorf("ParseRerunMargin(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// TestRecommendTierNotes pins that notes speak only of the tier's cards,
+// and that a named card listed only in a currency without an fx rate says
+// so instead of "never listed".
+func TestRecommendTierNotes(t *testing.T) {
+	m := guideMarket(t)
+	h100eur := row(t, "H100 SXM", listings.OnDemand, "2.80", 5)
+	h100eur.Currency = "EUR"
+	m.Rows = append(m.Rows, h100eur, row(t, "H100 SXM", listings.Interruptible, "1.50", 5))
+	a := mustRecommend(t, Job{VRAMGB: 24, Hours: 10}, m)
+	if hasNote(a, "H100") {
+		t.Errorf("notes %q: a 24 GB job hears of the H100, above its tier", a.Notes)
+	}
+	if hasNote(a, "interruptible offers are left out") {
+		t.Errorf("notes %q: no card of the tier has interruptible offers", a.Notes)
+	}
+	// The same rows speak to an 80 GB job.
+	a = mustRecommend(t, Job{VRAMGB: 80, Hours: 10}, m)
+	if !hasNote(a, "H100 SXM: 5 EUR listing(s) without an exchange rate") || !hasNote(a, "interruptible offers are left out") {
+		t.Errorf("notes %q: want the EUR and interruptible notes for the 80 GB tier", a.Notes)
+	}
+
+	// A named card listed only in EUR.
+	eur := row(t, "RTX 4090", listings.OnDemand, "0.40", 4)
+	eur.Currency = "EUR"
+	only := Market{AsOf: asOf, Rows: []listings.Row{eur, row(t, "RTX 3090", listings.OnDemand, "0.17", 30)}}
+	a = mustRecommend(t, Job{VRAMGB: 24, Hours: 10}, only)
+	if u := findUnpriced(a, "RTX 4090"); u == nil || u.Reason != "listed only in EUR, no fx rate configured" {
+		t.Errorf("RTX 4090 unpriced = %+v, want \"listed only in EUR, no fx rate configured\"", u)
+	}
+}
+
+// TestRecommendAmounts checks that budgets beyond 1e12 are an error, not
+// a wrapped negative number.
+func TestRecommendAmounts(t *testing.T) {
+	m := Market{AsOf: asOf, Rows: []listings.Row{row(t, "RTX 4090", listings.OnDemand, "999999999999", 3)}}
+	_, err := Recommend(Job{VRAMGB: 24, Hours: 1e6}, m)
+	if !errors.Is(err, ErrAmountTooLarge) || !strings.Contains(err.Error(), "amount too large") {
+		t.Errorf("Recommend error = %v, want amount too large", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/listings-dev/listings"
 )
 
 // Tasks a job can be (DESIGN §6 --task). The empty task is training.
@@ -72,9 +74,10 @@ type Job struct {
 	DatasetGB       float64 // dataset size, checked against the listings' disk
 	CheckpointGB    float64 // one checkpoint's size
 	CheckpointsKept int     // checkpoints kept on disk (0 = 3)
-	// RerunMargin is the share added to a budget for reruns (0 = 0.25). The
-	// budget without it is always shown beside it.
-	RerunMargin float64
+	// RerunMargin is the share added to a budget for reruns, 0 to 1 (nil =
+	// DefaultRerunMargin; 0 = no margin). The budget without it is always
+	// shown beside it.
+	RerunMargin *float64
 
 	// Optional spot model for interruptible options (see CostInput): billable
 	// hours given, or interruption rate λ per hour with checkpoint write and
@@ -85,6 +88,15 @@ type Job struct {
 	CheckpointMin         float64
 	RestartMin            float64
 	CheckpointIntervalMin float64
+	// Extras are what a spot run costs on top of compute; they go into
+	// every interruptible option's total and break-even.
+	Extras Extras
+}
+
+// Extras are the money a spot run costs on top of compute (DESIGN §5
+// rule 4): storage, transfer, recovery and operations, in USD.
+type Extras struct {
+	Storage, Transfer, Recovery, Ops listings.Price
 }
 
 // Defaults of a job.
@@ -92,6 +104,35 @@ const (
 	DefaultCheckpointsKept = 3
 	DefaultRerunMargin     = 0.25
 )
+
+// ParseRerunMargin reads a rerun margin as a fraction ("0.25") or a
+// percentage ("25%"); it must be between 0 (no margin) and 1 (100%).
+func ParseRerunMargin(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pctSign := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse rerun margin %q: want a fraction like 0.25 or a percentage like 25%%", s)
+	}
+	if pctSign {
+		v /= 100
+	}
+	if err := checkMargin(v); err != nil {
+		return 0, fmt.Errorf("parse rerun margin %q: %w", s, err)
+	}
+	return v, nil
+}
+
+// checkMargin checks a rerun margin: a fraction from 0 to 1.
+func checkMargin(v float64) error {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+		return fmt.Errorf("rerun margin %v must be a fraction from 0 to 1 (0.25 or 25%%)", v)
+	case v > 1:
+		return fmt.Errorf("rerun margin %v is above 1 (100%%): give a fraction like 0.25 or a percentage like 25%%", v)
+	}
+	return nil
+}
 
 // Estimate is the VRAM a job needs on one card, and how it was worked out,
 // in words a user can check.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/listings-dev/listings"
 	"github.com/listings-dev/listings/recommend"
+	"github.com/listings-dev/listings/stats"
 )
 
 func init() {
@@ -43,15 +45,68 @@ func addSpotFlags(fs interface {
 	}
 }
 
+// extraNames are the spot extras flags, in the order of recommend.Extras.
+var extraNames = []string{"storage", "transfer", "recovery", "ops"}
+
+// addExtraFlags registers --storage --transfer --recovery --ops (USD,
+// money not per hour) and returns a reader of their values.
+func addExtraFlags(cmd string, fs interface {
+	String(string, string, string) *string
+}) func() (recommend.Extras, error) {
+	var vals [4]*string
+	for i, name := range extraNames {
+		vals[i] = fs.String(name, "0", name+" cost of a spot run, USD (money, not per hour)")
+	}
+	return func() (recommend.Extras, error) {
+		var e recommend.Extras
+		for i, dst := range []*listings.Price{&e.Storage, &e.Transfer, &e.Recovery, &e.Ops} {
+			p, err := listings.ParsePrice(*vals[i])
+			if err != nil {
+				return e, usageErrorf("%s: --%s: %v", cmd, extraNames[i], err)
+			}
+			if p < 0 {
+				return e, usageErrorf("%s: --%s %s must not be negative", cmd, extraNames[i], *vals[i])
+			}
+			*dst = p
+		}
+		return e, nil
+	}
+}
+
+// fieldsHelp tells what the JSON's ratios mean; printed after the flags
+// of recommend and cost.
+const fieldsHelp = `
+JSON ratios: advertised_discount is a fraction ((on-demand − spot) / on-demand;
+0.6 means 60%); savings_pct is a percentage of the on-demand total (26 means
+26%). Spot hours, compute, total, savings and savings_pct are null when the run
+never finishes (λ(ρ + τ/2) ≥ 1); savings_pct is also null when the on-demand
+total rounds to $0.00.
+`
+
+// withFieldsHelp appends fieldsHelp to a flag set's -h.
+func withFieldsHelp(a *app, fs *flag.FlagSet, extra string) {
+	prev := fs.Usage
+	fs.Usage = func() {
+		prev()
+		fmt.Fprint(a.stdout, extra+fieldsHelp)
+	}
+}
+
 // market reads the whole on-demand and interruptible market at asOf for
-// the recommender: its rows, the disks of present listings and the newest
-// ok run.
+// the recommender: its rows, the disks of present listings, the newest ok
+// run and the USD prices of the disappearing floor listings of each row.
 func (a *app) recommendMarket(asOf time.Time, gpus []string) (recommend.Market, error) {
 	snap, rows, err := a.market(asOf, gpus, []listings.Kind{listings.OnDemand, listings.Interruptible}, 0)
 	if err != nil {
 		return recommend.Market{}, err
 	}
-	m := recommend.Market{AsOf: asOf, Rows: rows, Disks: map[string][]float64{}}
+	m := recommend.Market{AsOf: asOf, Rows: rows, Disks: map[string][]float64{}, Vanished: map[string][]listings.Price{}}
+	for _, f := range stats.Flags(snap, a.statsParams(0), false) {
+		if f.Status == stats.Disappeared && (f.Currency == listings.USD || f.Currency == "") {
+			k := recommend.VanishedKey(f.GPU, f.Kind)
+			m.Vanished[k] = append(m.Vanished[k], f.Price)
+		}
+	}
 	for _, p := range snap.Present {
 		if p.Kind == listings.OnDemand {
 			m.Disks[p.GPU] = append(m.Disks[p.GPU], p.DiskGB)
@@ -71,7 +126,14 @@ func (a *app) recommendMarket(asOf time.Time, gpus []string) (recommend.Market, 
 }
 
 func cmdRecommend(ctx context.Context, a *app, args []string) error {
-	fs := a.flagSet("recommend", "--vram GB | --params 7B [--precision P] [--method M] --hours H [--task T] [--resumable] [--dataset-gb GB] [--checkpoint-gb GB] [--as-of TIME] [--json]")
+	fs := a.flagSet("recommend", "--vram GB | --params 7B [--precision P] [--method M] --hours H [--task T] [--resumable [--spot-hours H | --interrupt-rate L --checkpoint-min M --restart-min M] [--storage USD] [--transfer USD] [--recovery USD] [--ops USD]] [--rerun-margin 0.25|25%] [--dataset-gb GB] [--checkpoint-gb GB] [--as-of TIME] [--json]")
+	withFieldsHelp(a, fs, `
+Options are ranked by budget. An interruptible option's budget is its spot total
+(median × billable hours + storage + transfer + recovery + ops). The headline
+(the summary sentence, "headline": true) skips interruptible options that assume
+no interruptions (no --spot-hours or --interrupt-rate) and, while an option
+priced from at least 3 listings exists, thin ones ("thin": true).
+`)
 	task := fs.String("task", "train", "image, video, train, finetune, inference or batch")
 	vram := fs.Float64("vram", 0, "VRAM the job needs on one card, GB (overrides the estimate)")
 	params := fs.String("params", "", "model size to estimate VRAM from: 7B, 70B, 1.5B, 350M")
@@ -82,8 +144,9 @@ func cmdRecommend(ctx context.Context, a *app, args []string) error {
 	datasetGB := fs.Float64("dataset-gb", 0, "dataset size, GB, checked against the listings' disk")
 	checkpointGB := fs.Float64("checkpoint-gb", 0, "one checkpoint's size, GB")
 	kept := fs.Int("checkpoints-kept", recommend.DefaultCheckpointsKept, "checkpoints kept on disk")
-	margin := fs.Float64("rerun-margin", recommend.DefaultRerunMargin, "share added to budgets for reruns")
+	marginS := fs.String("rerun-margin", "25%", "share added to budgets for reruns: a fraction (0.25) or a percentage (25%), 0 to 1")
 	sf := addSpotFlags(fs)
+	extras := addExtraFlags("recommend", fs)
 	asOfS := fs.String("as-of", "", "the market at this RFC 3339 time (default now)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
@@ -91,12 +154,20 @@ func cmdRecommend(ctx context.Context, a *app, args []string) error {
 	}
 	j := recommend.Job{
 		Task: *task, VRAMGB: *vram, Precision: *precision, Method: *method, Hours: *hours, Resumable: *resumable,
-		DatasetGB: *datasetGB, CheckpointGB: *checkpointGB, CheckpointsKept: *kept, RerunMargin: *margin,
+		DatasetGB: *datasetGB, CheckpointGB: *checkpointGB, CheckpointsKept: *kept,
 		SpotHours: *sf.spotHours, InterruptRate: *sf.interruptRate, CheckpointMin: *sf.checkpointMin,
 		RestartMin: *sf.restartMin, CheckpointIntervalMin: *sf.intervalMin,
 	}
-	if *hours <= 0 {
+	if *hours == 0 {
 		return usageErrorf("recommend: --hours is required (the expected wall-clock hours)")
+	}
+	margin, err := recommend.ParseRerunMargin(*marginS)
+	if err != nil {
+		return usageErrorf("recommend: --rerun-margin: %v", err)
+	}
+	j.RerunMargin = &margin
+	if j.Extras, err = extras(); err != nil {
+		return err
 	}
 	if *params != "" {
 		p, err := recommend.ParseParams(*params)
@@ -108,11 +179,9 @@ func cmdRecommend(ctx context.Context, a *app, args []string) error {
 	if *kept < 1 {
 		return usageErrorf("recommend: --checkpoints-kept must be at least 1")
 	}
-	if *margin <= 0 {
-		return usageErrorf("recommend: --rerun-margin must be positive (the budget without it is always shown)")
-	}
-	// Check the job before touching the index: a bad question is a usage
-	// error whatever the market.
+	// Check the job before touching the index: a bad question (NaN, a
+	// negative number, impossible spot hours, an unmodelled rate) is a
+	// usage error whatever the market.
 	if _, err := recommend.Recommend(j, recommend.Market{AsOf: time.Unix(0, 0)}); err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -158,7 +227,13 @@ func printAdvice(w io.Writer, adv recommend.Advice) {
 		fmt.Fprintf(w, "cluster: %d × %s (%d GB each)\n", c.GPUs, c.GPU, c.VRAMGB)
 	}
 	if len(adv.Options) > 0 {
-		fmt.Fprintf(w, "\noptions, cheapest budget first (live medians, $/GPU-hr; budget = median × hours):\n")
+		fmt.Fprintf(w, "\noptions, cheapest budget first (live medians, $/GPU-hr; budget = median × hours; * = the headline):\n")
+		for _, o := range adv.Options {
+			if o.Kind == listings.Interruptible {
+				fmt.Fprintf(w, "(interruptible budget = spot total: median × billable hours + storage, transfer, recovery and ops)\n")
+				break
+			}
+		}
 		t := newTable("GPU", "KIND", "VRAM", "PRICE $/GPU-hr", "HOURS", "BUDGET", fmt.Sprintf("WITH %d%% MARGIN", int(math.Round(adv.RerunMargin*100))),
 			"LISTINGS", "SOURCES", "LAST OK RUN", "FLOOR", "DURABLE FLOOR", "DISAPPEARING", "SPOT BREAK-EVEN")
 		for _, o := range adv.Options {
@@ -170,7 +245,17 @@ func printAdvice(w io.Writer, adv recommend.Advice) {
 			if o.Spot != nil {
 				be = fmt.Sprintf("%.2f h", o.Spot.BreakEvenHours)
 			}
-			t.row(o.GPU, string(o.Kind), fmt.Sprintf("%d GB", o.VRAMGB), usd(o.Price), trimFloat(o.Hours), "$"+o.Budget.Round(4).Decimal(), "$"+o.BudgetMargin.Round(4).Decimal(),
+			gpu, price := o.GPU, usd(o.Price)
+			if o.Headline {
+				gpu = "* " + gpu
+			}
+			if o.Thin {
+				price += " (" + listingsWord(o.Listings) + ")"
+			}
+			if o.AssumesNoInterruptions {
+				be += " (no interruptions assumed)"
+			}
+			t.row(gpu, string(o.Kind), fmt.Sprintf("%d GB", o.VRAMGB), price, trimFloat(o.Hours), "$"+o.Budget.Round(4).Decimal(), "$"+o.BudgetMargin.Round(4).Decimal(),
 				fmt.Sprint(o.Listings), strings.Join(o.Sources, ","), stamp(o.LastOKRun), usd(o.Floor), durable, fmt.Sprint(o.Disappearing), be)
 		}
 		t.write(w)
@@ -198,6 +283,14 @@ func printAdvice(w io.Writer, adv recommend.Advice) {
 			fmt.Fprintf(w, "  - %s\n", n)
 		}
 	}
+}
+
+// listingsWord says "1 listing" or "2 listings".
+func listingsWord(n int) string {
+	if n == 1 {
+		return "1 listing"
+	}
+	return fmt.Sprintf("%d listings", n)
 }
 
 func trimFloat(v float64) string {
@@ -231,10 +324,8 @@ func cmdCost(ctx context.Context, a *app, args []string) error {
 	spot := fs.String("spot", "", "spot rate, USD per GPU-hour")
 	hours := fs.Float64("hours", 0, "useful (on-demand) hours of the job (required)")
 	sf := addSpotFlags(fs)
-	var extras [4]*string
-	for i, name := range []string{"storage", "transfer", "recovery", "ops"} {
-		extras[i] = fs.String(name, "0", name+" cost of the spot run, USD (money, not per hour)")
-	}
+	extras := addExtraFlags("cost", fs)
+	withFieldsHelp(a, fs, "")
 	asOfS := fs.String("as-of", "", "with --gpu: the market at this RFC 3339 time (default now)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
@@ -244,14 +335,12 @@ func cmdCost(ctx context.Context, a *app, args []string) error {
 		Hours: *hours, SpotHours: *sf.spotHours, InterruptRate: *sf.interruptRate,
 		CheckpointMin: *sf.checkpointMin, RestartMin: *sf.restartMin, CheckpointIntervalMin: *sf.intervalMin,
 	}
-	for i, dst := range []*listings.Price{&in.Storage, &in.Transfer, &in.Recovery, &in.Ops} {
-		p, err := listings.ParsePrice(*extras[i])
-		if err != nil {
-			return usageErrorf("cost: --%s: %v", []string{"storage", "transfer", "recovery", "ops"}[i], err)
-		}
-		*dst = p
+	e, err := extras()
+	if err != nil {
+		return err
 	}
-	if *hours <= 0 {
+	in.Storage, in.Transfer, in.Recovery, in.Ops = e.Storage, e.Transfer, e.Recovery, e.Ops
+	if *hours == 0 {
 		return usageErrorf("cost: --hours is required (the useful on-demand hours)")
 	}
 	var out costJSON
@@ -332,18 +421,24 @@ func printCost(w io.Writer, c costJSON) {
 	}
 	r := c.CostResult
 	fmt.Fprintf(w, "on-demand: %s/GPU-hr × %s h = %s\n", usd(r.OnDemand.Rate), trimFloat(r.OnDemand.Hours), money(r.OnDemand.Total))
-	if r.NeverFinishes {
-		fmt.Fprintf(w, "spot:      %s/GPU-hr, but at this interruption rate the run never finishes (λ(ρ + τ/2) ≥ 1): rent on-demand\n", usd(r.Spot.Rate))
-	} else {
+	switch {
+	case r.NeverFinishes || r.Spot.Hours == nil || r.Spot.Compute == nil || r.Spot.Total == nil || r.Savings == nil:
+		fmt.Fprintf(w, "spot:      %s/GPU-hr, but at this interruption rate the run never finishes (λ(ρ + τ/2) ≥ 1): no spot total; rent on-demand\n", usd(r.Spot.Rate))
+		fmt.Fprintf(w, "advertised discount %s%%, but spot never finishes the job\n", trimFloat(r.AdvertisedDiscount*100))
+	default:
 		fmt.Fprintf(w, "spot:      %s/GPU-hr × %.2f h (%s) = %s compute + %s storage + %s transfer + %s recovery + %s ops = %s\n",
-			usd(r.Spot.Rate), r.Spot.Hours, r.SpotHoursFrom, money(r.Spot.Compute), money(r.Spot.Storage), money(r.Spot.Transfer),
-			money(r.Spot.Recovery), money(r.Spot.Ops), money(r.Spot.Total))
+			usd(r.Spot.Rate), *r.Spot.Hours, r.SpotHoursFrom, money(*r.Spot.Compute), money(r.Spot.Storage), money(r.Spot.Transfer),
+			money(r.Spot.Recovery), money(r.Spot.Ops), money(*r.Spot.Total))
 		verdict := "spot saves"
-		if r.Savings < 0 {
+		if *r.Savings < 0 {
 			verdict = "spot costs more by"
 		}
-		fmt.Fprintf(w, "advertised discount %s%%; %s %s (%s%% of on-demand)\n",
-			trimFloat(r.AdvertisedDiscount*100), verdict, money(abs(r.Savings)), trimFloat(math.Abs(r.SavingsPct)))
+		share := "no share of a $0.00 on-demand total"
+		if r.SavingsPct != nil {
+			share = trimFloat(math.Abs(*r.SavingsPct)) + "% of on-demand"
+		}
+		fmt.Fprintf(w, "advertised discount %s%%; %s %s (%s)\n",
+			trimFloat(r.AdvertisedDiscount*100), verdict, money(abs(*r.Savings)), share)
 	}
 	fmt.Fprintf(w, "break-even: spot pays up to %.2f billable hours\n", r.BreakEvenHours)
 	if r.CheckpointIntervalMin > 0 {
@@ -351,8 +446,13 @@ func printCost(w io.Writer, c costJSON) {
 	}
 	if r.BreakEvenInterruptRate != nil {
 		fmt.Fprintf(w, "spot stops paying above %.4g interruptions per hour\n", *r.BreakEvenInterruptRate)
-	} else if r.Savings <= 0 && !r.NeverFinishes {
+	} else if r.Savings != nil && *r.Savings <= 0 {
 		fmt.Fprintln(w, "spot does not pay even without interruptions")
+	}
+	for _, n := range r.Notes {
+		if !strings.Contains(n, "never finishes") { // said above
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
 	}
 }
 

@@ -168,10 +168,16 @@ func TestRecommendCommand24GB(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "For 24 GB per card, rent a server on the 24 GB tier: the RTX 3090 at $0.17/GPU-hr budgets $1.70 for 10 h ($2.125 with a 25% rerun margin).") {
 		t.Errorf("first line = %q, want the advice sentence", lines[0])
 	}
-	for _, want := range []string{"BUDGET", "WITH 25% MARGIN", "$4.90", "$6.125", "notes:", "RTX 4090 on-demand: 1 floor listing(s) disappeared"} {
+	// The disappearing warning quotes the vanished listing (0.14), not the
+	// floor left behind (0.45).
+	for _, want := range []string{"BUDGET", "WITH 25% MARGIN", "$4.90", "$6.125", "notes:", "* RTX 3090",
+		"RTX 4090 on-demand: 1 floor listing disappeared within a day in the last 7 days (at $0.14): budget at the median"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("human output lacks %q:\n%s", want, out)
 		}
+	}
+	if n := recNotes(v); strings.Contains(n, "$0.45") || !strings.Contains(n, "(at $0.14)") {
+		t.Errorf("notes %q: want the vanished $0.14 quoted, not the $0.45 floor", n)
 	}
 }
 
