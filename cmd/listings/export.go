@@ -340,6 +340,7 @@ func exportParquetDir(ctx context.Context, a *app, db *index.DB, o *exportOption
 	if err := s.close(); err != nil {
 		return err
 	}
+	s.cut.note(a.stderr)
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("export: write %s: %w", o.out, err)
 	}
@@ -517,7 +518,10 @@ func sameDay(a, b time.Time) bool {
 // CSV cell formats: RFC 3339 UTC times, plain decimal prices, empty for
 // unknown.
 
-func csvTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+// csvTime is t in RFC 3339 UTC with as many fractional digits as it needs
+// (none for whole seconds: 2026-11-28T03:00:00Z), so it parses back to the
+// same instant: `median --as-of` given a daily row's as_of sees that run.
+func csvTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func csvFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
@@ -700,6 +704,25 @@ type listingParquet struct {
 	vram, usd, rel [parquetBatch]float64
 	region         [parquetBatch]string
 	last           [parquetBatch]time.Time
+	cut            subMicro
+}
+
+// subMicro counts the times a TIMESTAMP(MICROS) column cuts short. The
+// Parquet keeps microseconds (Spark does not read TIMESTAMP(NANOS)); collect
+// records whole seconds, so the count is zero unless an index holds finer
+// times, and then the export says so rather than losing them silently.
+type subMicro int
+
+func (n *subMicro) add(t time.Time) {
+	if t.Nanosecond()%1000 != 0 {
+		*n++
+	}
+}
+
+func (n subMicro) note(w io.Writer) {
+	if n > 0 {
+		fmt.Fprintf(w, "export: %d parquet timestamps cut to the microsecond (TIMESTAMP(MICROS)); the csv keeps them whole\n", int(n))
+	}
 }
 
 func parquetOptions() []parquet.WriterOption {
@@ -761,6 +784,9 @@ func (s *listingParquet) write(r *listingRow) error {
 		s.last[i] = r.LastSeen.UTC()
 		rec.LastSeen = &s.last[i]
 	}
+	s.cut.add(r.ObservedAt)
+	s.cut.add(r.FirstSeen)
+	s.cut.add(r.LastSeen)
 	s.n++
 	if s.n == parquetBatch {
 		return s.flushBatch()
@@ -828,7 +854,8 @@ type dailyRecord struct {
 
 // dailyParquet writes daily rows into one Parquet file.
 type dailyParquet struct {
-	w *parquet.GenericWriter[dailyRecord]
+	w   *parquet.GenericWriter[dailyRecord]
+	cut subMicro
 }
 
 func newDailyParquet(w io.Writer) *dailyParquet {
@@ -845,6 +872,7 @@ func (s *dailyParquet) write(day time.Time, r *listings.Row) error {
 		f := r.DurableFloor.Float()
 		rec.DurableFloor = &f
 	}
+	s.cut.add(r.AsOf)
 	if _, err := s.w.Write([]dailyRecord{rec}); err != nil {
 		return fmt.Errorf("export: write parquet: %w", err)
 	}
@@ -857,3 +885,6 @@ func (s *dailyParquet) close() error {
 	}
 	return nil
 }
+
+// note prints the stderr note of the timestamps the file cut short.
+func (s *dailyParquet) note(w io.Writer) { s.cut.note(w) }

@@ -418,6 +418,9 @@ func TestExportParquet(t *testing.T) {
 	_, csvRows := readCSV(t, c.mustRun("export"))
 	out := filepath.Join(t.TempDir(), "listing")
 	c.mustRun("export", "--format", "parquet", "--out", out)
+	if c.stderr != "" {
+		t.Errorf("parquet export of whole-second times: stderr %q, want nothing", c.stderr)
+	}
 	parts, err := filepath.Glob(filepath.Join(out, "dt=*", "part-0.parquet"))
 	if err != nil {
 		t.Fatal(err)
@@ -793,4 +796,104 @@ func TestExportDemoSeries(t *testing.T) {
 	}
 	checkDailyAgainstMedian(t, c, rows4090)
 	checkDailyAgainstMedian(t, c, daily)
+}
+
+func TestCSVTime(t *testing.T) {
+	tests := []struct {
+		in   time.Time
+		want string
+	}{
+		{time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC), "2026-11-28T03:00:00Z"},
+		{time.Date(2026, 11, 28, 3, 0, 0, 500_000_000, time.UTC), "2026-11-28T03:00:00.5Z"},
+		{time.Date(2026, 11, 28, 3, 0, 0, 123_456_789, time.UTC), "2026-11-28T03:00:00.123456789Z"},
+		{time.Date(2026, 11, 28, 4, 0, 0, 1000, time.FixedZone("CET", 3600)), "2026-11-28T03:00:00.000001Z"},
+	}
+	for _, tc := range tests {
+		got := csvTime(tc.in)
+		if got != tc.want {
+			t.Errorf("csvTime(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+		if back, err := parseTime(got); err != nil || !back.Equal(tc.in) {
+			t.Errorf("parseTime(%q) = %v, %v; want %v", got, back, err, tc.in)
+		}
+	}
+}
+
+// TestExportSubSecondTimes: runs that started at sub-second times export
+// times that parse back to the same instants, so a daily row's as_of given
+// to `median --as-of` sees that very run.
+func TestExportSubSecondTimes(t *testing.T) {
+	c := newCLI(t)
+	db, err := index.Open(c.db, index.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := []time.Time{night(0).Add(123_456_789 * time.Nanosecond), night(1).Add(500 * time.Millisecond)}
+	offers := [][]listings.Listing{
+		{exportOffer(t, "vastai", "A", "RTX 4090", listings.OnDemand, "0.40", "USD"),
+			exportOffer(t, "vastai", "B", "RTX 4090", listings.OnDemand, "0.50", "USD"),
+			exportOffer(t, "vastai", "C", "RTX 4090", listings.OnDemand, "0.60", "USD")},
+		{exportOffer(t, "vastai", "A", "RTX 4090", listings.OnDemand, "0.40", "USD"),
+			exportOffer(t, "vastai", "B", "RTX 4090", listings.OnDemand, "0.50", "USD"),
+			exportOffer(t, "vastai", "C", "RTX 4090", listings.OnDemand, "0.90", "USD"),
+			exportOffer(t, "vastai", "D", "RTX 4090", listings.OnDemand, "0.20", "USD")},
+	}
+	for i, start := range starts {
+		run := listings.Run{Source: "vastai", Started: start, Finished: start.Add(time.Minute), Status: listings.RunOK, Listings: len(offers[i])}
+		if _, err := db.WriteRun(run, offers[i], stats.Derive(stats.Params{}, run.Source)); err != nil {
+			t.Fatalf("write run at %s: %v", start, err)
+		}
+	}
+	db.Close()
+
+	_, rows := readCSV(t, c.mustRun("export"))
+	if len(rows) != 7 {
+		t.Fatalf("listing rows = %d, want 7", len(rows))
+	}
+	for _, r := range rows {
+		for _, col := range []string{"observed_at", "first_seen", "last_seen"} {
+			got, err := parseTime(r[col])
+			if err != nil {
+				t.Fatalf("%s %s %q: %v", r["listing_id"], col, r[col], err)
+			}
+			var want time.Time
+			switch col {
+			case "observed_at":
+				want = starts[0]
+				if r["observed_at"] != csvTime(starts[0]) {
+					want = starts[1]
+				}
+			case "first_seen":
+				want = starts[0]
+				if r["listing_id"] == "D" {
+					want = starts[1]
+				}
+			case "last_seen":
+				want = starts[1]
+			}
+			if !got.Equal(want) {
+				t.Errorf("%s %s = %q, want %s", r["listing_id"], col, r[col], want.Format(time.RFC3339Nano))
+			}
+		}
+	}
+
+	_, daily := readCSV(t, c.mustRun("export", "--granularity", "daily"))
+	if len(daily) != 2 {
+		t.Fatalf("daily rows = %d, want 2:\n%s", len(daily), c.stdout)
+	}
+	for i, r := range daily {
+		if want := starts[i].Format(time.RFC3339Nano); r["as_of"] != want {
+			t.Errorf("day %d as_of = %q, want %q", i, r["as_of"], want)
+		}
+	}
+	if got := daily[1]["median"] + " " + daily[1]["durable_floor"]; got != "0.45 0.40" {
+		t.Errorf("night 1 median and durable floor = %s, want 0.45 0.40", got)
+	}
+	checkDailyAgainstMedian(t, c, daily)
+
+	// Parquet keeps microseconds and says so when a time is finer.
+	c.mustRun("export", "--format", "parquet", "--out", filepath.Join(t.TempDir(), "p"))
+	if !strings.Contains(c.stderr, "parquet timestamps cut to the microsecond") {
+		t.Errorf("parquet export of nanosecond times: stderr %q, want a note that they were cut", c.stderr)
+	}
 }
