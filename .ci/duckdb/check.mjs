@@ -7,6 +7,8 @@
 //   - the listing Parquet has the listing CSV's row count, and a dt column
 //     equal to the UTC date of observed_at in every row;
 //   - the daily Parquet has the daily CSV's row count;
+//   - the daily CSV and Parquet have exactly one row per (date, gpu, kind),
+//     every one in USD (rows in a currency without an fx rate are left out);
 //   - for each night, the RTX 4090 on-demand median DuckDB computes from the
 //     Parquet (median(price_usd_per_gpu_hour) over the listings of each
 //     source's latest run at or before the daily row's as_of, no older than
@@ -53,6 +55,16 @@ const dailyCSVRows = Number(await one(`SELECT count(*) FROM read_csv_auto(${dail
 const dailyParquetRows = Number(await one(`SELECT count(*) FROM read_parquet(${dailyParquet})`));
 check(dailyCSVRows > 0 && dailyCSVRows === dailyParquetRows, `daily rows: csv ${dailyCSVRows}, parquet ${dailyParquetRows}`);
 
+// One row per (date, gpu, kind), in USD, in both daily files.
+for (const [name, src] of [['csv', `read_csv(${dailyCSV}, header = true, all_varchar = true)`], ['parquet', `read_parquet(${dailyParquet})`]]) {
+  const dups = await all(`SELECT CAST(date AS VARCHAR) AS date, gpu, kind, count(*) AS n FROM ${src}
+    GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT 5`);
+  check(dups.length === 0, `daily ${name}: one row per (date, gpu, kind)` +
+    (dups.length ? ` (duplicates: ${dups.map((d) => `${d.date} ${d.gpu} ${d.kind} x${d.n}`).join('; ')})` : ''));
+  const nonUSD = Number(await one(`SELECT count(*) FROM ${src} WHERE currency <> 'USD'`));
+  check(nonUSD === 0, `daily ${name}: every row in USD (${nonUSD} are not)`);
+}
+
 // The per-run medians, as the issue phrases it: grouped by observed_at.
 const perRun = await all(`SELECT source, strftime(make_timestamp(obs_us), '%Y-%m-%dT%H:%M:%SZ') AS observed_at,
     count(*) AS listings, median(price_usd_per_gpu_hour) AS median
@@ -70,13 +82,17 @@ const snapshotMedian = (gpu, kind, asOfUs) => one(`WITH runs AS (
   SELECT median(p.price_usd_per_gpu_hour) FROM p JOIN runs ON p.source = runs.source AND p.obs_us = runs.run
   WHERE p.gpu = ${q(gpu)} AND p.kind = ${q(kind)}`);
 
-const daily = await all(`SELECT date, gpu, kind, median, as_of FROM read_csv(${dailyCSV}, header = true, all_varchar = true)
+// as_of is RFC 3339 with fractional seconds when they are not zero: DuckDB
+// parses it to the microsecond (Date.parse would stop at milliseconds).
+const daily = await all(`SELECT date, gpu, kind, median, as_of,
+    CAST(epoch_us(CAST(as_of AS TIMESTAMPTZ)) AS VARCHAR) AS as_of_us
+  FROM read_csv(${dailyCSV}, header = true, all_varchar = true)
   WHERE currency = 'USD' ORDER BY date, gpu, kind`);
 const nights = daily.filter((n) => n.gpu === 'RTX 4090' && n.kind === 'on-demand');
 check(nights.length > 0, `the daily CSV has RTX 4090 on-demand rows (${nights.length})`);
 let others = 0;
 for (const n of daily) {
-  const asOfUs = BigInt(Date.parse(n.as_of)) * 1000n;
+  const asOfUs = BigInt(n.as_of_us);
   const duck = await snapshotMedian(n.gpu, n.kind, asOfUs);
   const ok = duck !== null && Math.abs(Number(duck) - Number(n.median)) <= 1e-6;
   const msg = `${n.date} ${n.gpu} ${n.kind} median: daily csv ${n.median}, duckdb from parquet ${duck}`;

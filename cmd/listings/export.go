@@ -27,12 +27,18 @@ package main
 //     with that run (Run.FX), as the statistics do; it is empty when the run
 //     has no rate for the currency. price_original is the per-GPU-hour price
 //     in its own currency.
-//   - Daily granularity has one row per (UTC date, gpu, kind, currency): the
+//   - Daily granularity has exactly one row per (UTC date, gpu, kind): the
 //     as-of is the start T of the day's last ok run of any source, and the
-//     row equals `listings median --as-of T`. Only rows with listings that
-//     day are written. Two columns follow the issue's: currency (USD, or the
-//     code of listings without an FX rate, which are never guessed into USD)
-//     and as_of (T).
+//     row equals the USD row of `listings median --as-of T`. Only rows with
+//     listings that day are written. The statistics convert every currency
+//     the run's fx rates cover; a row in a currency without a rate (never
+//     guessed into USD) is left out, and one stderr note counts them. Two
+//     columns follow the issue's: currency (always USD, kept so the file
+//     names its unit and the schema stays as published) and as_of (T).
+//   - Times are RFC 3339 UTC with fractional seconds only when they are not
+//     zero (2026-11-28T03:00:00Z, 2026-11-28T03:00:00.25Z): every CSV time
+//     parses back to the instant the index holds. Parquet timestamps are
+//     microseconds; a finer time is cut, with a stderr note.
 //   - Parquet prices are DOUBLE: every price has at most six decimals, so
 //     round(x, 6) gives the exact decimal back; the CSV carries it exactly.
 //     Timestamps are TIMESTAMP(MICROS, UTC); unknowns are nulls. Scraped text
@@ -61,6 +67,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -487,6 +494,9 @@ func exportDaily(ctx context.Context, a *app, db *index.DB, o *exportOptions, em
 	// Runs come in time order, but sort to be safe: days must not repeat.
 	sort.Slice(asOfs, func(i, j int) bool { return asOfs[i].Before(asOfs[j]) })
 	params := a.statsParams(0)
+	// Rows in a currency without an FX rate are left out: the key is
+	// (date, gpu, kind), one row each, in USD.
+	skipped := map[string]int{}
 	for _, t := range asOfs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -500,13 +510,38 @@ func exportDaily(ctx context.Context, a *app, db *index.DB, o *exportOptions, em
 			if r.Listings == 0 || !o.selects(r.GPU, r.Kind) {
 				continue
 			}
+			if r.Currency != listings.USD {
+				skipped[r.Currency]++
+				continue
+			}
 			r.AsOf = t
 			if err := emit(day, &r); err != nil {
 				return err
 			}
 		}
 	}
+	if len(skipped) > 0 {
+		fmt.Fprintln(a.stderr, skippedNote(skipped))
+	}
 	return nil
+}
+
+// skippedNote is the one stderr note about the daily rows left out, by
+// currency: "export: 2 daily rows in EUR left out: configure fx to include
+// them".
+func skippedNote(skipped map[string]int) string {
+	n := 0
+	var curs []string
+	for c, k := range skipped {
+		n += k
+		curs = append(curs, c)
+	}
+	sort.Strings(curs)
+	rows := "rows"
+	if n == 1 {
+		rows = "row"
+	}
+	return fmt.Sprintf("export: %d daily %s in %s left out: configure fx to include them", n, rows, strings.Join(curs, ", "))
 }
 
 func sameDay(a, b time.Time) bool {

@@ -375,30 +375,46 @@ func TestExportDailyCSV(t *testing.T) {
 		t.Fatalf("header = %s, want %s", got, strings.Join(dailyColumns, ","))
 	}
 	// Per night: RTX 4090 on-demand, RTX 3090 interruptible, RTX 4090
-	// monthly (USD on nights 0-1, EUR on nights 2-3).
-	if len(rows) != 12 {
-		t.Fatalf("rows = %d, want 12:\n%s", len(rows), c.stdout)
+	// monthly in USD on nights 0-1; on nights 2-3 the monthly row is in EUR
+	// without a rate, left out with a note.
+	if len(rows) != 10 {
+		t.Fatalf("rows = %d, want 10:\n%s", len(rows), c.stdout)
+	}
+	if want := "export: 2 daily rows in EUR left out: configure fx to include them\n"; c.stderr != want {
+		t.Errorf("stderr = %q, want %q", c.stderr, want)
 	}
 	byKey := map[string]map[string]string{}
 	for _, r := range rows {
-		byKey[r["date"]+"/"+r["gpu"]+"/"+r["kind"]+"/"+r["currency"]] = r
+		k := r["date"] + "/" + r["gpu"] + "/" + r["kind"]
+		if byKey[k] != nil {
+			t.Errorf("two daily rows for %s: %v and %v", k, byKey[k], r)
+		}
+		if r["currency"] != "USD" {
+			t.Errorf("%s: currency %q, want USD", k, r["currency"])
+		}
+		byKey[k] = r
 	}
 	day := func(n int) string { return night(n).Format(time.DateOnly) }
 	tests := []struct {
 		key, col, want string
 	}{
-		{day(0) + "/RTX 4090/on-demand/USD", "as_of", night(0).Add(5 * time.Minute).Format(time.RFC3339)},
-		{day(0) + "/RTX 4090/on-demand/USD", "listings", "4"},
-		{day(0) + "/RTX 4090/on-demand/USD", "floor", "0.12"},
-		{day(0) + "/RTX 4090/on-demand/USD", "durable_floor", ""},
-		{day(1) + "/RTX 4090/on-demand/USD", "listings", "5"},
-		{day(1) + "/RTX 4090/on-demand/USD", "floor", "0.10"},
-		{day(1) + "/RTX 4090/on-demand/USD", "durable_floor", "0.12"},
-		{day(2) + "/RTX 4090/on-demand/USD", "median", "0.45"},
-		{day(2) + "/RTX 4090/on-demand/USD", "disappearing", "1"},
-		{day(0) + "/RTX 4090/monthly/USD", "median", "0.324"},
-		{day(2) + "/RTX 4090/monthly/EUR", "median", "0.30"},
-		{day(3) + "/RTX 3090/interruptible/USD", "p90", "0.15"},
+		{day(0) + "/RTX 4090/on-demand", "as_of", night(0).Add(5 * time.Minute).Format(time.RFC3339)},
+		{day(0) + "/RTX 4090/on-demand", "listings", "4"},
+		{day(0) + "/RTX 4090/on-demand", "floor", "0.12"},
+		{day(0) + "/RTX 4090/on-demand", "durable_floor", ""},
+		{day(1) + "/RTX 4090/on-demand", "listings", "5"},
+		{day(1) + "/RTX 4090/on-demand", "floor", "0.10"},
+		{day(1) + "/RTX 4090/on-demand", "durable_floor", "0.12"},
+		{day(2) + "/RTX 4090/on-demand", "median", "0.45"},
+		{day(2) + "/RTX 4090/on-demand", "disappearing", "1"},
+		{day(0) + "/RTX 4090/monthly", "median", "0.324"},
+		{day(1) + "/RTX 4090/monthly", "currency", "USD"},
+		{day(3) + "/RTX 3090/interruptible", "p90", "0.15"},
+	}
+	for _, k := range []string{day(2) + "/RTX 4090/monthly", day(3) + "/RTX 4090/monthly"} {
+		if r, ok := byKey[k]; ok {
+			t.Errorf("daily row %s without an fx rate exported: %v", k, r)
+		}
 	}
 	for _, tc := range tests {
 		r, ok := byKey[tc.key]
@@ -783,6 +799,7 @@ func TestExportDemoSeries(t *testing.T) {
 	}
 	// The 4090 row of the third night equals `median --as-of` that night.
 	_, daily := readCSV(t, c.mustRun("export", "--granularity", "daily"))
+	dailyStderr := c.stderr
 	sort.Slice(nights, func(i, j int) bool { return nights[i].Before(nights[j]) })
 	third := nights[2].UTC().Format(time.DateOnly)
 	var rows4090 []map[string]string
@@ -796,6 +813,52 @@ func TestExportDemoSeries(t *testing.T) {
 	}
 	checkDailyAgainstMedian(t, c, rows4090)
 	checkDailyAgainstMedian(t, c, daily)
+	c.stderr = dailyStderr
+	checkDailyOnePerKey(t, c, daily)
+}
+
+// checkDailyOnePerKey asserts that the daily export has one USD row per
+// (date, gpu, kind) and that its stderr note (c.stderr of the daily export)
+// counts the rows `gpus --as-of` reports in a currency without a rate.
+func checkDailyOnePerKey(t *testing.T, c *cli, daily []map[string]string) {
+	t.Helper()
+	note := c.stderr
+	seen := map[string]bool{}
+	asOfs := map[string]bool{}
+	for _, r := range daily {
+		k := r["date"] + "/" + r["gpu"] + "/" + r["kind"]
+		if seen[k] {
+			t.Errorf("more than one daily row for %s", k)
+		}
+		seen[k] = true
+		if r["currency"] != "USD" {
+			t.Errorf("daily row %s in %q, want USD", k, r["currency"])
+		}
+		asOfs[r["as_of"]] = true
+	}
+	left := map[string]int{}
+	for at := range asOfs {
+		c.mustRun("gpus", "--json", "--kind", "any", "--as-of", at)
+		var market []medianJSON
+		if err := json.Unmarshal([]byte(c.stdout), &market); err != nil {
+			t.Fatalf("gpus --json: %v\n%s", err, c.stdout)
+		}
+		for _, m := range market {
+			if m.Currency != "USD" && m.Listings > 0 {
+				left[m.Currency]++
+			}
+		}
+	}
+	n, curs := 0, []string{}
+	for cur, k := range left {
+		n += k
+		curs = append(curs, cur)
+	}
+	sort.Strings(curs)
+	want := fmt.Sprintf("export: %d daily rows in %s left out: configure fx to include them\n", n, strings.Join(curs, ", "))
+	if n == 0 || note != want {
+		t.Errorf("daily export stderr = %q, want %q (the demo's Cherry Servers rows are EUR without a rate)", note, want)
+	}
 }
 
 func TestCSVTime(t *testing.T) {
