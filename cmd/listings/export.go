@@ -46,10 +46,18 @@ package main
 //   - Listing Parquet goes to a directory OUT/dt=YYYY-MM-DD/part-0.parquet
 //     (dt is the UTC date of observed_at); daily Parquet to one file OUT.
 //   - Files appear whole or not at all: the export writes beside OUT and
-//     renames at the end (an OUT that is not a regular file, such as
-//     /dev/stdout or a named pipe, is written in place). A Parquet directory
-//     OUT must not exist yet (or be empty), so no partition of an older
-//     export is left mixed in.
+//     renames at the end. A Parquet directory OUT must not exist yet (or be
+//     empty), so no partition of an older export is left mixed in. A path
+//     under /dev or /proc is never renamed over (/dev/stdout on a file is
+//     written in place, appending).
+//   - Stdout and any OUT that is not a regular file (a pipe, a named pipe, a
+//     terminal) are spooled: the walk writes an unlinked temporary file in
+//     os.TempDir(), the index is closed, and only then is the spool copied
+//     to the consumer. A read-only bbolt open holds a shared lock on the
+//     file, so a consumer that stalls would otherwise stall every writer
+//     (collect). A regular file is written directly (as fast as the walk).
+//   - EPIPE ends the export quietly (exit 0) whatever the target: a reader
+//     that leaves early (`| head`) is not a failure.
 //   - --from and --to bound the runs' start times, both inclusive; a plain
 //     date as --to means the end of that day. Without them the export is
 //     the whole index.
@@ -57,6 +65,7 @@ package main
 //     DuckDB and pandas read; quoting follows RFC 4180.
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -143,7 +152,12 @@ func cmdExport(ctx context.Context, a *app, args []string) error {
 	toS := fs.String("to", "", "only runs started at or before this RFC 3339 time, or during this date (default: the last)")
 	gpu := fs.String("gpu", "", "only GPUs matching this query (default: all)")
 	kind := fs.String("kind", "any", "on-demand, interruptible, monthly or any")
-	out := fs.String("out", "-", "output: a file for CSV (- is stdout), a directory for listing Parquet, a file for daily Parquet")
+	out := fs.String("out", "-", "output: a file for CSV (- is stdout), a directory for listing Parquet, a file for daily Parquet; a pipe is fed from a spool (see below)")
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(a.stdout, exportHelp)
+	}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -189,7 +203,8 @@ func cmdExport(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	idx := &openIndex{db: db}
+	defer idx.release()
 	if o.to.IsZero() {
 		// The whole index: up to its last run, whenever that was recorded.
 		runs, err := db.Runs("", o.from)
@@ -205,29 +220,127 @@ func cmdExport(ctx context.Context, a *app, args []string) error {
 			o.to = o.from
 		}
 	}
-	if o.out == "-" {
-		err = exportToStdout(ctx, a, db, &o)
-	} else {
-		err = exportToPath(ctx, a, db, &o)
-	}
-	return err
-}
-
-// exportToStdout writes the CSV export to stdout. A reader that goes away
-// (`| head`) ends the export quietly: EPIPE is success, not an error.
-func exportToStdout(ctx context.Context, a *app, db *index.DB, o *exportOptions) error {
 	// Without a handler, a write to a closed stdout pipe kills a Go program
-	// with SIGPIPE; asking for the signal turns it into an EPIPE error.
+	// with SIGPIPE; asking for the signal turns it into an EPIPE error
+	// (other descriptors, such as an opened /dev/stdout, get EPIPE anyway).
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGPIPE)
 	defer signal.Stop(sig)
-	err := exportCSV(ctx, a, db, o, a.stdout)
+	err = exportTo(ctx, a, idx, &o)
 	if errors.Is(err, syscall.EPIPE) {
+		// A reader that went away (`| head`) ends the export quietly,
+		// whatever the target: stdout, /dev/stdout, a named pipe.
 		return nil
 	}
 	return err
 }
 
+// exportHelp closes `listings export -h`: how the export meets its output.
+const exportHelp = `
+output:
+  A regular file is written beside itself and renamed into place at the end,
+  so a reader never sees half an export. Stdout or a target that is not a
+  regular file (a pipe, a named pipe, a terminal, /dev/stdout on a pipe) is
+  spooled first: the export walks the index into an unlinked temporary file
+  in $TMPDIR, closes the index, then copies the spool to the output. A slow
+  or stalled reader therefore never holds the index open, so it never blocks
+  'listings collect' (which waits for readers to let go of the file); the
+  cost is disk space in $TMPDIR the size of the export. A reader that goes
+  away early (| head) ends the export quietly, exit 0.
+
+  Daily rows are in USD: the statistics convert a currency the config's fx
+  table has a rate for. A row in a currency without a rate is left out (one
+  note on stderr says how many): configure fx to include it.
+`
+
+// openIndex is the export's open index, released once: as soon as the walk
+// is over when the output is spooled, else when the command returns.
+type openIndex struct {
+	db     *index.DB
+	closed bool
+}
+
+func (x *openIndex) release() error {
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	if err := x.db.Close(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// exportTo writes the export to its target: a directory of partitions for
+// listing Parquet; otherwise one stream (CSV or daily Parquet) that goes to
+// a regular file directly (atomically, by rename), and to stdout or any
+// other target through a spool, so the index is released before the
+// consumer is served.
+func exportTo(ctx context.Context, a *app, idx *openIndex, o *exportOptions) error {
+	if o.format == "parquet" && o.granularity == "listing" {
+		return exportParquetDir(ctx, a, idx.db, o)
+	}
+	fill := func(w io.Writer) error {
+		if o.format == "csv" {
+			return exportCSV(ctx, a, idx.db, o, w)
+		}
+		s := newDailyParquet(w)
+		if err := exportDaily(ctx, a, idx.db, o, s.write); err != nil {
+			return err
+		}
+		if err := s.close(); err != nil {
+			return err
+		}
+		s.note(a.stderr)
+		return nil
+	}
+	if o.out == "-" {
+		f, ok := a.stdout.(*os.File)
+		if !ok {
+			// An in-process writer (tests, benchmarks): nothing to spool for.
+			return fill(a.stdout)
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fill(f) // `> file`: as fast as the walk
+		}
+		return spoolTo(fill, idx, func() (io.Writer, func() error, error) {
+			return a.stdout, func() error { return nil }, nil
+		})
+	}
+	switch target, err := classifyTarget(o.out); {
+	case err != nil:
+		return err
+	case target == targetRegular:
+		return writeAtomic(o.out, fill)
+	case target == targetInPlaceFile:
+		// /dev/stdout or /dev/fd/N on a regular file (`> file`, `>> file`):
+		// written in place, appending where the shell left the file.
+		f, err := os.OpenFile(o.out, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return fmt.Errorf("export: open %s: %w", o.out, err)
+		}
+		if err := fill(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("export: write %s: %w", o.out, err)
+		}
+		return nil
+	default: // a pipe, named pipe or device
+		return spoolTo(fill, idx, func() (io.Writer, func() error, error) {
+			// Opening a named pipe waits for its reader: the index is
+			// already closed by then.
+			f, err := os.OpenFile(o.out, os.O_WRONLY, 0)
+			if err != nil {
+				return nil, nil, fmt.Errorf("export: open %s: %w", o.out, err)
+			}
+			return f, f.Close, nil
+		})
+	}
+}
+
+// exportCSV writes the CSV export of o to w.
 func exportCSV(ctx context.Context, a *app, db *index.DB, o *exportOptions, w io.Writer) error {
 	if o.granularity == "daily" {
 		s := newDailyCSV(w)
@@ -243,47 +356,93 @@ func exportCSV(ctx context.Context, a *app, db *index.DB, o *exportOptions, w io
 	return s.close()
 }
 
-// exportToPath writes the export to a file or, for listing Parquet, a
-// directory of day partitions. It writes beside the target and renames at
-// the end, so a reader never sees half an export.
-func exportToPath(ctx context.Context, a *app, db *index.DB, o *exportOptions) error {
-	if o.format == "parquet" && o.granularity == "listing" {
-		return exportParquetDir(ctx, a, db, o)
+// Kinds of --out target.
+const (
+	targetRegular     = iota // a regular file, or none yet: written beside it and renamed
+	targetInPlaceFile        // a regular file behind /dev/stdout, /dev/fd/N, /proc: written in place
+	targetStream             // a pipe, named pipe or device: spooled
+)
+
+// classifyTarget says how path is written. A path under /dev or /proc is
+// never renamed over: /dev/stdout is a link, and replacing it would be a
+// disaster when run as root.
+func classifyTarget(path string) (int, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return targetRegular, nil
 	}
-	return writeAtomic(o.out, func(w io.Writer) error {
-		if o.format == "csv" {
-			return exportCSV(ctx, a, db, o, w)
+	if err != nil {
+		return 0, fmt.Errorf("export: %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return 0, fmt.Errorf("export: %s is a directory (csv and daily parquet write one file)", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return targetStream, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return 0, fmt.Errorf("export: %s: %w", path, err)
+	}
+	for _, sys := range []string{"/dev/", "/proc/"} {
+		if strings.HasPrefix(abs, sys) {
+			return targetInPlaceFile, nil
 		}
-		s := newDailyParquet(w)
-		if err := exportDaily(ctx, a, db, o, s.write); err != nil {
-			return err
-		}
-		return s.close()
-	})
+	}
+	return targetRegular, nil
 }
 
-// writeAtomic writes path through a temporary file in its directory and
-// renames it into place when fill succeeds. A path that exists and is not a
-// regular file (/dev/stdout, a named pipe, a device) is written in place:
-// renaming over it would replace it.
-func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		if fi.IsDir() {
-			return fmt.Errorf("export: %s is a directory (csv and daily parquet write one file)", path)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return fmt.Errorf("export: open %s: %w", path, err)
-		}
-		if err := fill(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("export: write %s: %w", path, err)
-		}
-		return nil
+// spoolSize is the write buffer in front of the spool file.
+const spoolSize = 256 << 10
+
+// spoolTo runs fill into an unlinked temporary file in os.TempDir(),
+// releases the index, then opens the output with open and copies the spool
+// to it. A consumer that reads slowly, or not at all for a while, so never
+// holds the index (and with it the writers of `collect`) hostage.
+func spoolTo(fill func(w io.Writer) error, idx *openIndex, open func() (io.Writer, func() error, error)) (err error) {
+	f, err := os.CreateTemp(os.TempDir(), "listings-export-*")
+	if err != nil {
+		return fmt.Errorf("export: create spool: %w", err)
 	}
+	// Unlinked at once where the system allows it (it stays readable
+	// through f), so a killed export leaves nothing behind.
+	unlinked := os.Remove(f.Name()) == nil
+	defer func() {
+		f.Close()
+		if !unlinked {
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, spoolSize)
+	if err := fill(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("export: write spool %s: %w", f.Name(), err)
+	}
+	if err := idx.release(); err != nil {
+		return err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("export: read spool %s: %w", f.Name(), err)
+	}
+	w, closeOut, err := open()
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, f)
+	if cerr := closeOut(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("export: write output: %w", err)
+	}
+	return nil
+}
+
+// writeAtomic writes path, a regular file or none yet, through a temporary
+// file in its directory and renames it into place when fill succeeds.
+func writeAtomic(path string, fill func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("export: create %s: %w", dir, err)

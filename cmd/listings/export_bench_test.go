@@ -163,3 +163,10 @@ func BenchmarkExportParquet(b *testing.B) {
 		return filepath.Join(dir, fmt.Sprint("out-", i)), io.Discard
 	}, "--format", "parquet")
 }
+
+// BenchmarkExportCSVSpooled exports to /dev/null, a device: the path of a
+// pipe or terminal, spooled to a temporary file and copied once the index
+// is closed. Against BenchmarkExportCSV it prices the spool.
+func BenchmarkExportCSVSpooled(b *testing.B) {
+	benchExport(b, func(int) (string, io.Writer) { return os.DevNull, io.Discard })
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -649,38 +650,165 @@ func TestExportPipedIntoHead(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	// Many rows, so the export is still writing when head goes away.
-	db, err := index.Open(c.db, index.Options{Timeout: time.Second})
+	addBulkRuns(t, c.db, 4, 36)
+	for _, out := range []string{"-", "/dev/stdout"} {
+		t.Run(out, func(t *testing.T) {
+			// The shell reports the status of a pipe's last command, so the
+			// export's own status and stderr go to files.
+			dir := t.TempDir()
+			errFile, codeFile := filepath.Join(dir, "stderr"), filepath.Join(dir, "code")
+			cmd := exec.Command("sh", "-c", `{ "$0" --db "$1" export --out "$4" 2>"$2"; echo $? >"$3"; } | head -n 3`, bin, c.db, errFile, codeFile, out)
+			cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "LISTINGS_CONFIG=", "LISTINGS_DB=")
+			got, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("pipeline: %v", err)
+			}
+			if lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[0], "observed_at,") {
+				t.Errorf("head -n 3 printed %q", got)
+			}
+			stderr, _ := os.ReadFile(errFile)
+			code, _ := os.ReadFile(codeFile)
+			if strings.TrimSpace(string(code)) != "0" || len(stderr) != 0 {
+				t.Errorf("export --out %s into head: exit %q, stderr %q; want exit 0 and nothing", out, strings.TrimSpace(string(code)), stderr)
+			}
+		})
+	}
+	// /dev/stdout redirected to a file (> and >>) is written in place, never
+	// renamed over.
+	t.Run("/dev/stdout to a file", func(t *testing.T) {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "out.csv")
+		if err := os.WriteFile(file, []byte("kept\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.Lstat("/dev/stdout")
+		cmd := exec.Command("sh", "-c", `"$0" --db "$1" export --gpu 3090 --out /dev/stdout >>"$2"`, bin, c.db, file)
+		cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "LISTINGS_CONFIG=", "LISTINGS_DB=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("export --out /dev/stdout >> file: %v\n%s", err, out)
+		}
+		b, _ := os.ReadFile(file)
+		got, ok := strings.CutPrefix(string(b), "kept\n")
+		if _, rows := readCSV(t, got); !ok || len(rows) != 4 {
+			t.Errorf("file after >> = %q, want the old line and 4 rows", b)
+		}
+		if after, err := os.Lstat("/dev/stdout"); err != nil || before == nil || after.Mode() != before.Mode() {
+			t.Errorf("/dev/stdout was %v, is now %v (%v)", before, after, err)
+		}
+	})
+}
+
+// addBulkRuns adds runs nightly ok runs of a source "bulk" of 200 RTX 4090
+// listings, from night first on: about 130 bytes of CSV per listing and run,
+// so a few runs overflow a pipe's buffer (64 KiB on Linux).
+func addBulkRuns(t *testing.T, path string, first, runs int) int {
+	t.Helper()
+	db, err := index.Open(path, index.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n := 4; n < 40; n++ {
-		var ls []listings.Listing
-		for i := 0; i < 200; i++ {
-			ls = append(ls, exportOffer(t, "bulk", fmt.Sprint("offer-", i), "RTX 4090", listings.OnDemand, "0.40", "USD"))
-		}
+	defer db.Close()
+	var ls []listings.Listing
+	for i := 0; i < 200; i++ {
+		ls = append(ls, exportOffer(t, "bulk", fmt.Sprint("offer-", i), "RTX 4090", listings.OnDemand, "0.40", "USD"))
+	}
+	for n := first; n < first+runs; n++ {
 		run := listings.Run{Source: "bulk", Started: night(n), Finished: night(n), Status: listings.RunOK, Listings: len(ls)}
 		if _, err := db.WriteRun(run, ls, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	db.Close()
-	// The shell reports the status of a pipe's last command, so the
-	// export's own status and stderr go to files.
-	dir := t.TempDir()
-	errFile, codeFile := filepath.Join(dir, "stderr"), filepath.Join(dir, "code")
-	cmd := exec.Command("sh", "-c", `{ "$0" --db "$1" export 2>"$2"; echo $? >"$3"; } | head -n 3`, bin, c.db, errFile, codeFile)
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "LISTINGS_CONFIG=", "LISTINGS_DB=")
-	out, err := cmd.Output()
+	return len(ls) * runs
+}
+
+// fifoExport runs `listings export --out FIFO args...` in the background
+// and opens the FIFO for reading once the export opens it for writing.
+// wait returns the export's exit code and stderr.
+func fifoExport(t *testing.T, c *cli, args ...string) (r *os.File, wait func() (int, string)) {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		code   int
+		stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := runEnv(context.Background(), append([]string{"--db", c.db, "export", "--out", fifo}, args...), &out, &errb,
+			func(k string) string { return c.env[k] }, func() time.Time { return c.now })
+		done <- result{code, errb.String()}
+	}()
+	opened := make(chan *os.File, 1)
+	go func() {
+		f, err := os.Open(fifo) // waits for the export to open its end
+		if err != nil {
+			t.Errorf("open %s: %v", fifo, err)
+		}
+		opened <- f
+	}()
+	select {
+	case f := <-opened:
+		if f == nil {
+			t.FailNow()
+		}
+		return f, func() (int, string) { res := <-done; return res.code, res.stderr }
+	case res := <-done:
+		// Release the reader still waiting in open (O_RDWR never waits).
+		if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+			w.Close()
+		}
+		if f := <-opened; f != nil {
+			f.Close()
+		}
+		t.Fatalf("export ended before it opened the pipe: exit %d, stderr %q", res.code, res.stderr)
+		return nil, nil
+	}
+}
+
+// TestExportClosedNamedPipe: a reader of a named pipe that leaves early ends
+// the export quietly, as `| head` does on stdout.
+func TestExportClosedNamedPipe(t *testing.T) {
+	c := newCLI(t)
+	addBulkRuns(t, c.db, 0, 10) // about 260 KB of CSV: the export must meet the closed pipe
+	r, wait := fifoExport(t, c)
+	buf := make([]byte, 100)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		t.Fatalf("read the pipe: %v", err)
+	}
+	r.Close()
+	if code, stderr := wait(); code != 0 || stderr != "" {
+		t.Errorf("export into a named pipe closed early: exit %d, stderr %q; want exit 0 and nothing", code, stderr)
+	}
+}
+
+// TestExportStalledConsumerReleasesIndex: a consumer of the export that does
+// not read does not keep a writer (collect) out of the index: the export
+// spools, closes the index, and only then feeds the pipe.
+func TestExportStalledConsumerReleasesIndex(t *testing.T) {
+	c, want := exportCLI(t)
+	want += addBulkRuns(t, c.db, 4, 10)
+	r, wait := fifoExport(t, c)
+	defer r.Close()
+	// The consumer has opened the pipe but reads nothing yet; more than a
+	// pipe's buffer is waiting to be written.
+	db, err := index.Open(c.db, index.Options{Timeout: 2 * time.Second})
 	if err != nil {
-		t.Fatalf("pipeline: %v", err)
+		t.Errorf("a writer while the export's consumer stalls: %v; want the index released", err)
+	} else if err := db.Close(); err != nil {
+		t.Fatal(err)
 	}
-	if lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[0], "observed_at,") {
-		t.Errorf("head -n 3 printed %q", out)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("read the pipe: %v", err)
 	}
-	stderr, _ := os.ReadFile(errFile)
-	code, _ := os.ReadFile(codeFile)
-	if strings.TrimSpace(string(code)) != "0" || len(stderr) != 0 {
-		t.Errorf("export into head: exit %q, stderr %q; want exit 0 and nothing", strings.TrimSpace(string(code)), stderr)
+	if code, stderr := wait(); code != 0 || stderr != "" {
+		t.Errorf("export: exit %d, stderr %q", code, stderr)
+	}
+	if _, rows := readCSV(t, string(b)); len(rows) != want {
+		t.Errorf("rows read from the pipe = %d, want %d", len(rows), want)
 	}
 }
 
