@@ -426,3 +426,183 @@ func TestCostCommandLive(t *testing.T) {
 		})
 	}
 }
+
+// TestSpotUsageErrors pins the spot rules of both commands: billable hours
+// below the useful ones, a rate without its minutes, hours and a rate
+// together, and NaN, infinite, negative or absurd numbers are usage errors
+// (exit 2) before any index is read.
+func TestSpotUsageErrors(t *testing.T) {
+	c := recGuideIndex(t)
+	rec := []string{"recommend", "--vram", "24", "--hours", "10", "--resumable"}
+	cost := []string{"cost", "--on-demand", "1", "--spot", "0.4", "--hours", "10"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"recommend spot hours below hours", append(rec, "--spot-hours", "5"), "fewer than the useful hours"},
+		{"cost spot hours below hours", append(cost, "--spot-hours", "5"), "fewer than the useful hours"},
+		{"recommend rate alone", append(rec, "--interrupt-rate", "0.05"), "restart time"},
+		{"cost rate alone", append(cost, "--interrupt-rate", "0.05"), "restart time"},
+		{"cost rate without restart", append(cost, "--interrupt-rate", "0.05", "--checkpoint-min", "6"), "restart time"},
+		{"recommend hours and rate", append(rec, "--spot-hours", "12", "--interrupt-rate", "0.05", "--checkpoint-min", "6", "--restart-min", "10"), "not both"},
+		{"cost hours and rate", append(cost, "--spot-hours", "12", "--interrupt-rate", "0.05", "--checkpoint-min", "6", "--restart-min", "10"), "not both"},
+		{"recommend nan hours", []string{"recommend", "--vram", "24", "--hours", "NaN"}, "hours"},
+		{"recommend negative hours", []string{"recommend", "--vram", "24", "--hours", "-3"}, "hours"},
+		{"recommend hours 1e13", []string{"recommend", "--vram", "24", "--hours", "1e13"}, "hours"},
+		{"recommend inf vram", []string{"recommend", "--vram", "Inf", "--hours", "10"}, "vram"},
+		{"recommend nan dataset", []string{"recommend", "--vram", "24", "--hours", "10", "--dataset-gb", "NaN"}, "dataset"},
+		{"recommend nan rate", append(rec, "--interrupt-rate", "NaN", "--checkpoint-min", "6", "--restart-min", "10"), "interruption rate"},
+		{"recommend negative ops", append(rec, "--ops", "-1"), "--ops"},
+		{"recommend bad storage", append(rec, "--storage", "lots"), "--storage"},
+		{"cost negative storage", append(cost, "--storage", "-2"), "--storage"},
+		{"cost nan hours", []string{"cost", "--on-demand", "1", "--spot", "0.4", "--hours", "NaN"}, "hours"},
+		{"cost inf spot hours", append(cost, "--spot-hours", "+Inf"), "spot hours"},
+		{"cost hours 1e13", []string{"cost", "--on-demand", "1", "--spot", "0.4", "--hours", "1e13"}, "hours"},
+		{"cost negative rate", []string{"cost", "--on-demand", "-1", "--spot", "0.4", "--hours", "10"}, "on-demand rate"},
+		{"cost amount too large", []string{"cost", "--on-demand", "999999999999", "--spot", "1", "--hours", "10"}, "amount too large"},
+		{"margin above 1", []string{"recommend", "--vram", "24", "--hours", "10", "--rerun-margin", "25"}, "above 1"},
+		{"margin above 100%", []string{"recommend", "--vram", "24", "--hours", "10", "--rerun-margin", "150%"}, "above 1"},
+		{"negative margin", []string{"recommend", "--vram", "24", "--hours", "10", "--rerun-margin", "-0.1"}, "--rerun-margin"},
+		{"nan margin", []string{"recommend", "--vram", "24", "--hours", "10", "--rerun-margin", "NaN"}, "--rerun-margin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code := c.run(tt.args...)
+			if code != 2 || !strings.HasPrefix(c.stderr, "listings: error: ") || !strings.Contains(c.stderr, tt.want) {
+				t.Errorf("listings %s: exit %d stderr %q, want 2 and an error about %q", strings.Join(tt.args, " "), code, c.stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestRecommendCommandMargin(t *testing.T) {
+	c := recGuideIndex(t)
+	tests := []struct {
+		margin string
+		want   float64
+	}{
+		{"0", 4.90},
+		{"0%", 4.90},
+		{"25%", 6.125},
+		{"0.25", 6.125},
+		{"1", 9.80},
+	}
+	for _, tt := range tests {
+		t.Run(tt.margin, func(t *testing.T) {
+			v := recJSON(t, c, 0, "recommend", "--vram", "24", "--hours", "10", "--rerun-margin", tt.margin, "--json")
+			o := recOptions(t, v)["RTX 4090/on-demand"]
+			if o == nil || o["budget"] != 4.90 || o["budget_with_margin"] != tt.want {
+				t.Errorf("--rerun-margin %s: 4090 = %v, want budget 4.90 and %v with margin", tt.margin, o, tt.want)
+			}
+		})
+	}
+	if out := c.mustRun("recommend", "--vram", "24", "--hours", "10", "--rerun-margin", "0"); !strings.Contains(out, "WITH 0% MARGIN") {
+		t.Errorf("human output lacks the 0%% margin:\n%s", out)
+	}
+}
+
+// TestRecommendCommandSpot pins the spot extras, the thin-market mark and
+// the headline: the interruptible 4090 (one listing) is budgeted at its
+// spot total with the extras, marked thin, and not the headline.
+func TestRecommendCommandSpot(t *testing.T) {
+	c := recGuideIndex(t)
+	args := []string{"recommend", "--vram", "20", "--hours", "10", "--resumable", "--spot-hours", "12", "--storage", "0.5", "--ops", "0.5"}
+	v := recJSON(t, c, 0, append(args, "--json")...)
+	opts := recOptions(t, v)
+	o := opts["RTX 4090/interruptible"]
+	if o == nil {
+		t.Fatalf("no interruptible 4090:\n%s", c.stdout)
+	}
+	sp, _ := o["spot"].(map[string]any)
+	spot, _ := sp["spot"].(map[string]any)
+	if spot == nil {
+		t.Fatalf("spot = %v, want the spot cost", o["spot"])
+	}
+	// 0.25 × 12 = 3.00 + 0.50 + 0.50; break-even (4.90 − 1.00) / 0.25.
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"budget", o["budget"], 4.0},
+		{"budget_with_margin", o["budget_with_margin"], 5.0},
+		{"spot.total", spot["total"], 4.0},
+		{"spot.storage", spot["storage"], 0.5},
+		{"spot.ops", spot["ops"], 0.5},
+		{"break_even_hours", sp["break_even_hours"], 15.6},
+		{"thin", o["thin"], true},
+		{"headline", o["headline"], false},
+		{"3090 headline", opts["RTX 3090/on-demand"]["headline"], true},
+		{"3090 thin", opts["RTX 3090/on-demand"]["thin"], false},
+	}
+	for _, ck := range checks {
+		if ck.got != ck.want {
+			t.Errorf("%s = %v, want %v", ck.name, ck.got, ck.want)
+		}
+	}
+	out := c.mustRun(args...)
+	if !strings.Contains(out, " (1 listing)") {
+		t.Errorf("human output lacks the thin mark \"(1 listing)\":\n%s", out)
+	}
+
+	// Without a spot model the interruptible option is said to assume no
+	// interruptions, in the JSON and in the summary.
+	v = recJSON(t, c, 0, "recommend", "--vram", "20", "--hours", "10", "--resumable", "--json")
+	if o := recOptions(t, v)["RTX 4090/interruptible"]; o == nil || o["assumes_no_interruptions"] != true {
+		t.Errorf("4090 interruptible = %v, want assumes_no_interruptions true", o)
+	}
+	if s, _ := v["summary"].(string); !strings.Contains(s, "interruptible budgets assume spot is never interrupted") {
+		t.Errorf("summary %q: want the assumption said", s)
+	}
+}
+
+// TestCostCommandNulls pins null figures: a run that never finishes has no
+// spot hours, compute, total, savings or percentage; a zero on-demand total
+// has no percentage (never NaN).
+func TestCostCommandNulls(t *testing.T) {
+	c := newCLI(t)
+	v := recJSON(t, c, 0, "cost", "--on-demand", "1", "--spot", "0.4", "--hours", "10",
+		"--interrupt-rate", "1", "--checkpoint-min", "1", "--restart-min", "30", "--checkpoint-interval-min", "60", "--json")
+	sp := v["spot"].(map[string]any)
+	for _, k := range []string{"hours", "compute", "total"} {
+		if got, ok := sp[k]; !ok || got != nil {
+			t.Errorf("spot.%s = %v (present %v), want null", k, got, ok)
+		}
+	}
+	for _, k := range []string{"savings", "savings_pct"} {
+		if got, ok := v[k]; !ok || got != nil {
+			t.Errorf("%s = %v (present %v), want null", k, got, ok)
+		}
+	}
+	if v["never_finishes"] != true {
+		t.Errorf("never_finishes = %v, want true", v["never_finishes"])
+	}
+
+	v = recJSON(t, c, 0, "cost", "--on-demand", "0.000001", "--spot", "0.000001", "--hours", "0.1", "--json")
+	if got, ok := v["savings_pct"]; !ok || got != nil {
+		t.Errorf("savings_pct = %v, want null for a $0.00 on-demand total", got)
+	}
+	if n := fmt.Sprint(v["notes"]); !strings.Contains(n, "no savings percentage") {
+		t.Errorf("notes = %v, want why there is no percentage", n)
+	}
+	if out := c.mustRun("cost", "--on-demand", "0.000001", "--spot", "0.000001", "--hours", "0.1"); strings.Contains(out, "NaN") {
+		t.Errorf("human output shows NaN:\n%s", out)
+	}
+}
+
+// TestRecommendCostHelp pins that -h says which ratio is a fraction and
+// which a percentage.
+func TestRecommendCostHelp(t *testing.T) {
+	c := newCLI(t)
+	for _, cmd := range []string{"cost", "recommend"} {
+		out := c.mustRun(cmd, "-h")
+		for _, want := range []string{"advertised_discount is a fraction", "savings_pct is a percentage", "--storage", "--rerun-margin"} {
+			if cmd == "cost" && want == "--rerun-margin" {
+				continue
+			}
+			if !strings.Contains(out, want) {
+				t.Errorf("%s -h lacks %q:\n%s", cmd, want, out)
+			}
+		}
+	}
+}
