@@ -745,30 +745,65 @@ func (c *memo[K]) get(k K) string {
 	return s
 }
 
+// csvSink is a CSV writer that remembers its first error: after it, every
+// write fails with that error, and close reports it.
+type csvSink struct {
+	w   *csv.Writer
+	rec []string
+	err error
+}
+
+func newCSVSink(w io.Writer, header []string) csvSink {
+	s := csvSink{w: csv.NewWriter(w), rec: make([]string, len(header))}
+	s.err = s.w.Write(header)
+	return s
+}
+
+// failed reports an earlier error, wrapped.
+func (s *csvSink) failed() error {
+	if s.err != nil {
+		return fmt.Errorf("export: write csv: %w", s.err)
+	}
+	return nil
+}
+
+// put writes the record s.rec holds.
+func (s *csvSink) put() error {
+	if err := s.w.Write(s.rec); err != nil {
+		s.err = err
+		return fmt.Errorf("export: write csv: %w", err)
+	}
+	return nil
+}
+
+func (s *csvSink) close() error {
+	if s.err == nil {
+		s.w.Flush()
+		s.err = s.w.Error()
+	}
+	return s.failed()
+}
+
 // listingCSV writes listing rows as CSV.
 type listingCSV struct {
-	w      *csv.Writer
-	rec    []string
-	err    error
+	csvSink
 	times  *memo[int64] // Unix nanoseconds -> RFC 3339
 	prices *memo[listings.Price]
 	floats *memo[float64]
 }
 
 func newListingCSV(w io.Writer) *listingCSV {
-	s := &listingCSV{
-		w: csv.NewWriter(w), rec: make([]string, len(listingColumns)),
-		times:  newMemo(func(ns int64) string { return csvTime(time.Unix(0, ns)) }),
-		prices: newMemo(listings.Price.Decimal),
-		floats: newMemo(csvFloat),
+	return &listingCSV{
+		csvSink: newCSVSink(w, listingColumns),
+		times:   newMemo(func(ns int64) string { return csvTime(time.Unix(0, ns)) }),
+		prices:  newMemo(listings.Price.Decimal),
+		floats:  newMemo(csvFloat),
 	}
-	s.err = s.w.Write(listingColumns)
-	return s
 }
 
 func (s *listingCSV) write(r *listingRow) error {
-	if s.err != nil {
-		return fmt.Errorf("export: write csv: %w", s.err)
+	if err := s.failed(); err != nil {
+		return err
 	}
 	c := s.rec
 	c[0] = s.times.get(r.ObservedAt.UnixNano())
@@ -798,40 +833,17 @@ func (s *listingCSV) write(r *listingRow) error {
 		c[13] = s.times.get(r.LastSeen.UnixNano())
 	}
 	c[14] = strconv.FormatBool(r.DisappearingFloor)
-	if err := s.w.Write(c); err != nil {
-		s.err = err
-		return fmt.Errorf("export: write csv: %w", err)
-	}
-	return nil
-}
-
-func (s *listingCSV) close() error {
-	if s.err == nil {
-		s.w.Flush()
-		s.err = s.w.Error()
-	}
-	if s.err != nil {
-		return fmt.Errorf("export: write csv: %w", s.err)
-	}
-	return nil
+	return s.put()
 }
 
 // dailyCSV writes daily rows as CSV.
-type dailyCSV struct {
-	w   *csv.Writer
-	rec []string
-	err error
-}
+type dailyCSV struct{ csvSink }
 
-func newDailyCSV(w io.Writer) *dailyCSV {
-	s := &dailyCSV{w: csv.NewWriter(w), rec: make([]string, len(dailyColumns))}
-	s.err = s.w.Write(dailyColumns)
-	return s
-}
+func newDailyCSV(w io.Writer) *dailyCSV { return &dailyCSV{newCSVSink(w, dailyColumns)} }
 
 func (s *dailyCSV) write(day time.Time, r *listings.Row) error {
-	if s.err != nil {
-		return fmt.Errorf("export: write csv: %w", s.err)
+	if err := s.failed(); err != nil {
+		return err
 	}
 	durable := ""
 	if r.DurableFloor != nil {
@@ -845,22 +857,7 @@ func (s *dailyCSV) write(day time.Time, r *listings.Row) error {
 	c[11] = strconv.Itoa(r.Disappearing)
 	c[12] = csvText(r.Currency)
 	c[13] = csvTime(r.AsOf)
-	if err := s.w.Write(c); err != nil {
-		s.err = err
-		return fmt.Errorf("export: write csv: %w", err)
-	}
-	return nil
-}
-
-func (s *dailyCSV) close() error {
-	if s.err == nil {
-		s.w.Flush()
-		s.err = s.w.Error()
-	}
-	if s.err != nil {
-		return fmt.Errorf("export: write csv: %w", s.err)
-	}
-	return nil
+	return s.put()
 }
 
 // listingRecord is the Parquet schema of the listing granularity.
