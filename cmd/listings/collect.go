@@ -214,6 +214,12 @@ func (a *app) runOptions(name string, o collectOptions, now time.Time, getenv fu
 	if sc.Kind != "" || sc.Limit > 0 {
 		options = sc.options()
 	}
+	delay := o.hostDelay
+	if delay == 0 && sc.RPS > 0 {
+		// requests_per_second slows a source below the default of about
+		// one request a second per host (a delay plus jitter after each).
+		delay = time.Duration(float64(time.Second) / sc.RPS)
+	}
 	return scrapers.RunOptions{
 		URL:      url,
 		Now:      now,
@@ -226,7 +232,7 @@ func (a *app) runOptions(name string, o collectOptions, now time.Time, getenv fu
 		Client: scrapers.ClientOptions{
 			UserAgent: scrapers.UserAgent(version, contact),
 			Transport: o.transport,
-			HostDelay: o.hostDelay,
+			HostDelay: delay,
 		},
 	}
 }

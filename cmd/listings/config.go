@@ -131,6 +131,11 @@ func (c *Config) resolve() error {
 	if c.minLife, err = durationOr(c.MinLife, listings.DefaultMinLife); err != nil {
 		return fmt.Errorf("min_life: %w", err)
 	}
+	for name, sc := range c.Source {
+		if sc.RPS < 0 || sc.RPS > 100 {
+			return fmt.Errorf("source.%s.requests_per_second: %v is not between 0 and 100", name, sc.RPS)
+		}
+	}
 	if c.PriceCap != "" {
 		if c.priceCap, err = listings.ParsePrice(c.PriceCap); err != nil || c.priceCap <= 0 {
 			return fmt.Errorf("price_cap %q: want a positive USD amount", c.PriceCap)
