@@ -131,8 +131,12 @@ func Collect(ctx context.Context, src Source, o RunOptions) (listings.Run, []lis
 	switch {
 	case timedOut:
 		msg := "timeout after " + o.Timeout.String()
-		if out.err != nil && !errors.Is(out.err, errTimeout) {
-			msg += ": " + out.err.Error()
+		if out.err != nil && out.err != errTimeout {
+			// The source's own error names the request cut short, or what
+			// the retries were failing with ("connection refused").
+			if text := strings.TrimRight(strings.TrimSuffix(out.err.Error(), errTimeout.Error()), ": "); text != "" {
+				msg += ": " + text
+			}
 		}
 		run.Error = msg
 	case out.err != nil:

@@ -173,6 +173,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	retryable := canRetry(req)
 	g := o.Hosts.gate(req.URL.Host)
+	var last error // what the latest attempt failed with, for a deadline that falls while backing off
 	for attempt := 0; ; attempt++ {
 		r := req
 		if attempt > 0 && req.GetBody != nil {
@@ -190,6 +191,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Header.Set("User-Agent", o.UserAgent)
 		}
 		if err := g.acquire(ctx, o.Sleep); err != nil {
+			if last != nil {
+				return nil, fmt.Errorf("%w (while retrying after: %v)", err, last)
+			}
 			return nil, err
 		}
 		actx, cancel := context.WithTimeout(ctx, o.RequestTimeout)
@@ -200,8 +204,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			cancel()
 			g.release(o.HostDelay, time.Time{})
 			if ctx.Err() != nil {
+				if last != nil {
+					return nil, fmt.Errorf("%w (while retrying after: %v)", context.Cause(ctx), last)
+				}
 				return nil, context.Cause(ctx)
 			}
+			last = err
 			if !retryable || attempt >= o.MaxRetries || !transient(err) {
 				if errors.Is(err, context.DeadlineExceeded) {
 					return nil, fmt.Errorf("no response within the %s request timeout: %w", o.RequestTimeout, err)
@@ -220,6 +228,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				g.release(o.HostDelay, time.Time{})
 				return nil, fmt.Errorf("HTTP %s: server asks to wait %s: %w of %s", resp.Status, ra, ErrRetryAfterTooLong, o.RetryAfterCap)
 			}
+			last = fmt.Errorf("HTTP %s", resp.Status)
 			if !retryable || attempt >= o.MaxRetries {
 				return t.deliver(resp, g, cancel)
 			}
@@ -237,7 +246,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.c.retries.Add(1)
 		if wait > 0 {
 			if err := o.Sleep(ctx, wait); err != nil {
-				return nil, err
+				// The run's deadline fell during the backoff: say what the
+				// attempts were failing with, or cron users see only "timeout".
+				return nil, fmt.Errorf("%w (while retrying after: %v)", err, last)
 			}
 		}
 	}

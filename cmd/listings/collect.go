@@ -300,7 +300,7 @@ func printCollect(w anyWriter, runs []listings.Run) {
 			errText = strings.Join(r.Notes, "; ")
 		}
 		t.row(r.Source, string(r.Status), fmt.Sprint(r.Listings), fmt.Sprint(r.Rejected()),
-			r.Finished.Sub(r.Started).Round(time.Millisecond).String(), truncate(errText, 100))
+			r.Finished.Sub(r.Started).Round(time.Millisecond).String(), truncate(errText, 200))
 	}
 	t.write(w)
 	for _, r := range runs {
