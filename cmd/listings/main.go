@@ -192,8 +192,13 @@ func (a *app) flagSet(name, synopsis string) *flag.FlagSet {
 	fs.SetOutput(a.stderr)
 	fs.Usage = func() {
 		fs.SetOutput(a.stdout)
-		fmt.Fprintf(a.stdout, "usage: listings %s %s\n\nflags:\n", name, synopsis)
-		fs.PrintDefaults()
+		fmt.Fprintf(a.stdout, "usage: listings %s\n", strings.TrimSpace(name+" "+synopsis))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprint(a.stdout, "\nflags:\n")
+			fs.PrintDefaults()
+		}
 		fs.SetOutput(a.stderr)
 	}
 	return fs
@@ -204,8 +209,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
-		return flag.ErrHelp
+		return flag.ErrHelp // Parse has printed the usage
 	}
 	if err != nil {
 		return usageErrorf("%s: %v", fs.Name(), err)

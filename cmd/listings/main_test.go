@@ -364,3 +364,21 @@ func TestCollectGuards(t *testing.T) {
 		t.Errorf("locked index: exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1, the runs table and the lock message", code, c.stdout, c.stderr)
 	}
 }
+
+func TestHelpOnce(t *testing.T) {
+	c := newCLI(t)
+	for _, cmd := range []string{"median", "gpus", "flags", "history", "runs", "check", "collect", "demo"} {
+		if code := c.run(cmd, "-h"); code != 0 {
+			t.Errorf("%s -h: exit %d", cmd, code)
+		}
+		if n := strings.Count(c.stdout, "usage: listings "+cmd); n != 1 {
+			t.Errorf("%s -h prints its usage %d times:\n%s", cmd, n, c.stdout)
+		}
+	}
+	if code := c.run("history", "--gpu", "4090", "--json", "--csv"); code != 2 {
+		t.Errorf("history --json --csv: exit %d, want 2", code)
+	}
+	if code := c.run("runs", "--source", "nope"); code != 2 || !strings.Contains(c.stderr, "unknown source") {
+		t.Errorf("runs --source nope: exit %d %q, want 2 naming the unknown source", code, c.stderr)
+	}
+}

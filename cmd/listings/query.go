@@ -75,7 +75,7 @@ func kindQuery(cmd, k string) ([]listings.Kind, error) {
 	}
 	kind, err := listings.ParseKind(k)
 	if err != nil {
-		return nil, usageErrorf("%s: --kind: %v (or any)", cmd, err)
+		return nil, usageErrorf("%s: --kind %q: want on-demand, interruptible, monthly or any", cmd, k)
 	}
 	return []listings.Kind{kind}, nil
 }
@@ -435,6 +435,9 @@ func cmdHistory(ctx context.Context, a *app, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if *asJSON && *asCSV {
+		return usageErrorf("history: --json and --csv: pick one")
+	}
 	gpus, err := gpuQuery("history", *gpu, true)
 	if err != nil {
 		return err
@@ -563,6 +566,9 @@ func cmdRuns(ctx context.Context, a *app, args []string) error {
 			return usageErrorf("runs: --since: want a positive duration like 7d")
 		}
 		from = a.now().Add(-d)
+	}
+	if *source != "" && !contains(a.sourceNames(), *source) {
+		return usageErrorf("runs: unknown source %q (sources: %s)", *source, strings.Join(a.sourceNames(), ", "))
 	}
 	db, err := a.openRead()
 	if err != nil {
