@@ -56,7 +56,7 @@ type SpotCost struct {
 const (
 	HoursGiven    = "given"
 	HoursModelled = "modelled"
-	HoursUseful   = "useful hours (no interruptions modelled)"
+	HoursUseful   = "useful hours, no interruptions modelled"
 )
 
 // Bounds of the arithmetic. They are not prices: they keep rate × hours

@@ -749,9 +749,17 @@ func disappearingNote(o Option, prices []listings.Price) string {
 
 // thinNotes say which options are priced from too few listings to trust.
 func thinNotes(opts []Option) []string {
+	var headline *Option
+	for i := range opts {
+		if opts[i].Headline {
+			headline = &opts[i]
+		}
+	}
 	var out []string
 	for _, o := range opts {
-		if !o.Thin {
+		// Only a thin option that would otherwise lead the answer needs
+		// saying: one that budgets more than the headline is no temptation.
+		if !o.Thin || (!o.Headline && headline != nil && o.Budget >= headline.Budget) {
 			continue
 		}
 		msg := fmt.Sprintf("%s %s is priced from %s, a thin market", o.GPU, o.Kind, listingsWord(o.Listings))
@@ -796,7 +804,7 @@ func summary(a *Advice) string {
 		}
 	}
 	if h < 0 {
-		return fmt.Sprintf("For %s per card, rent %s, but no live price can budget it yet.", gbString(a.Need.GB), what)
+		return fmt.Sprintf("For %s per card, rent %s, but no live price can budget it.", gbString(a.Need.GB), what)
 	}
 	o := a.Options[h]
 	kind := ""

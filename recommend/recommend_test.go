@@ -687,3 +687,17 @@ func TestRecommendAmounts(t *testing.T) {
 		t.Errorf("Recommend error = %v, want amount too large", err)
 	}
 }
+
+// TestThinNotesOnlyForTemptations: a thin option dearer than the headline
+// gets no note; one cheaper than it does.
+func TestThinNotesOnlyForTemptations(t *testing.T) {
+	opts := []Option{
+		{GPU: "A30", Kind: listings.OnDemand, Listings: 1, Thin: true, Budget: 100},
+		{GPU: "RTX 3090", Kind: listings.OnDemand, Listings: 26, Headline: true, Budget: 110},
+		{GPU: "A10", Kind: listings.OnDemand, Listings: 1, Thin: true, Budget: 750},
+	}
+	notes := strings.Join(thinNotes(opts), "\n")
+	if !strings.Contains(notes, "A30") || strings.Contains(notes, "A10") {
+		t.Errorf("thin notes:\n%s\nwant the cheaper A30 named and the dearer A10 left out", notes)
+	}
+}

@@ -152,6 +152,18 @@ priced from at least 3 listings exists, thin ones ("thin": true).
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["vram"] && !(*vram > 0) {
+		return usageErrorf("recommend: --vram %v: want a positive size in GB", *vram)
+	}
+	if !*resumable {
+		for _, name := range []string{"spot-hours", "interrupt-rate", "checkpoint-min", "restart-min", "checkpoint-interval-min", "storage", "transfer", "recovery", "ops"} {
+			if set[name] {
+				return usageErrorf("recommend: --%s is about interruptible capacity, which only a --resumable job is offered", name)
+			}
+		}
+	}
 	j := recommend.Job{
 		Task: *task, VRAMGB: *vram, Precision: *precision, Method: *method, Hours: *hours, Resumable: *resumable,
 		DatasetGB: *datasetGB, CheckpointGB: *checkpointGB, CheckpointsKept: *kept,

@@ -606,3 +606,18 @@ func TestRecommendCostHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestRecommendFlagSanity: a zero VRAM and spot flags on a job that is not
+// resumable are usage errors, not silently ignored.
+func TestRecommendFlagSanity(t *testing.T) {
+	c := recGuideIndex(t)
+	for _, args := range [][]string{
+		{"recommend", "--vram", "0", "--hours", "10"},
+		{"recommend", "--vram", "24", "--hours", "10", "--spot-hours", "12"},
+		{"recommend", "--vram", "24", "--hours", "10", "--storage", "5"},
+	} {
+		if code := c.run(args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, code, c.stderr)
+		}
+	}
+}
