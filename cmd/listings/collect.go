@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -147,6 +150,13 @@ func (a *app) collect(ctx context.Context, o collectOptions) ([]listings.Run, []
 	}
 	// Runs start on whole seconds: every time printed or exported (RFC 3339)
 	// then names the run exactly, and `--as-of` with a printed time finds it.
+	// Runs kept while the index was locked go in first, in time order, so
+	// the runs collected now do not overtake them.
+	replayed, err := a.replayPending()
+	if err != nil {
+		return nil, nil, err
+	}
+	notes = append(notes, replayed...)
 	now := o.observed
 	if now.IsZero() {
 		now = a.now().UTC()
@@ -264,7 +274,12 @@ func (s SourceConfig) options() map[string]any {
 func (a *app) writeRun(run *listings.Run, ls []listings.Listing, acceptDrop bool) error {
 	db, err := index.Open(a.dbPath, index.Options{MaxAge: a.cfg.maxAge, Timeout: writeWait})
 	if errors.Is(err, index.ErrBusy) {
-		return fmt.Errorf("index locked by another process for %s (a long export, or another collection): the %s run was not recorded", writeWait, run.Source)
+		// Lose nothing: keep the run for the next collection to write.
+		where, serr := a.spool(*run, ls)
+		if serr != nil {
+			return fmt.Errorf("index locked by another process for %s (a long export, or another collection): the %s run was not recorded, and keeping it failed: %v", writeWait, run.Source, serr)
+		}
+		return fmt.Errorf("index locked by another process for %s (a long export, or another collection): the %s run waits in %s for the next collect", writeWait, run.Source, where)
 	}
 	if err != nil {
 		return err
@@ -353,4 +368,74 @@ func (a *app) source(name string) (scrapers.Source, error) {
 		return nil, fmt.Errorf("config: source.%s: %w", name, err)
 	}
 	return s, nil
+}
+
+// pendingRun is a collected run kept on disk because the index was locked.
+type pendingRun struct {
+	Run      listings.Run       `json:"run"`
+	Listings []listings.Listing `json:"listings"`
+}
+
+// pendingDir holds the runs waiting to be written: beside the index, so a
+// user who moves the index with --db keeps its pending runs with it.
+func (a *app) pendingDir() string { return a.dbPath + ".pending" }
+
+// spool keeps a run that could not be written, for the next collect.
+func (a *app) spool(run listings.Run, ls []listings.Listing) (string, error) {
+	dir := a.pendingDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(pendingRun{run, ls})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%020d-%s.json", run.Started.UnixNano(), run.Source))
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp, path)
+}
+
+// replayPending writes the kept runs, oldest first, removing each once it
+// is in the index. A run the index refuses (out of order) is renamed
+// .refused and reported; a lock still held leaves the rest for next time.
+func (a *app) replayPending() ([]string, error) {
+	entries, err := os.ReadDir(a.pendingDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	for _, e := range entries { // ReadDir sorts by name: by start time
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		path := filepath.Join(a.pendingDir(), e.Name())
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return notes, err
+		}
+		var p pendingRun
+		if err := json.Unmarshal(b, &p); err != nil {
+			os.Rename(path, path+".refused")
+			notes = append(notes, fmt.Sprintf("pending run %s is unreadable (%v): kept as %s.refused", e.Name(), err, path))
+			continue
+		}
+		err = a.writeRun(&p.Run, p.Listings, false)
+		switch {
+		case err != nil && strings.Contains(err.Error(), "index locked"):
+			return append(notes, "pending runs still wait: the index is locked"), nil
+		case err != nil:
+			os.Rename(path, path+".refused")
+			notes = append(notes, fmt.Sprintf("pending %s run of %s refused by the index (%v): kept as %s.refused", p.Run.Source, p.Run.Started.Format(time.RFC3339), err, path))
+		default:
+			os.Remove(path)
+			notes = append(notes, fmt.Sprintf("wrote the %s run of %s kept while the index was locked (%s)", p.Run.Source, p.Run.Started.Format(time.RFC3339), p.Run.Status))
+		}
+	}
+	return notes, nil
 }

@@ -360,8 +360,29 @@ func TestCollectGuards(t *testing.T) {
 	srv.set(bodyHandler(full))
 	code := c.run("collect", "--source", "vastai", "--source-url", url, "--observed-at", "2026-11-29T11:00:00Z")
 	ro.Close()
-	if code != 1 || !strings.Contains(c.stdout, "SOURCE") || !strings.Contains(c.stderr, "index locked by another process") {
+	if code != 1 || !strings.Contains(c.stdout, "SOURCE") || !strings.Contains(c.stderr, "index locked by another process") ||
+		!strings.Contains(c.stderr, "for the next collect") {
 		t.Errorf("locked index: exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1, the runs table and the lock message", code, c.stdout, c.stderr)
+	}
+	// The next collection writes the kept run first, then its own.
+	c.mustRun("collect", "--source", "vastai", "--source-url", url, "--observed-at", "2026-11-29T12:00:00Z")
+	if !strings.Contains(c.stdout, "kept while the index was locked") {
+		t.Errorf("the kept run was not replayed:\n%s", c.stdout)
+	}
+	c.mustRun("runs", "--json", "--source", "vastai")
+	var runs []struct {
+		Started string `json:"started"`
+		Status  string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(c.stdout), &runs); err != nil {
+		t.Fatal(err)
+	}
+	last := runs[len(runs)-2:]
+	if last[0].Started != "2026-11-29T11:00:00Z" || last[0].Status != "ok" || last[1].Started != "2026-11-29T12:00:00Z" {
+		t.Errorf("the last runs are %+v; want the kept 11:00 run, ok, then 12:00", last)
+	}
+	if entries, _ := os.ReadDir(c.db + ".pending"); len(entries) != 0 {
+		t.Errorf("pending runs left behind: %v", entries)
 	}
 }
 
