@@ -104,8 +104,33 @@ func snapshot(tx *bolt.Tx, q SnapshotQuery) (*listings.Snapshot, error) {
 		kindOK = func(k listings.Kind) bool { return set[k] }
 	}
 
-	// Present: per (gpu, kind) prefix, segments in start order up to AsOf.
-	if segs := tx.Bucket(bucketSegments); segs != nil && len(fresh) > 0 {
+	// Present. A source whose snapshot run is its latest ok run (the usual
+	// case: a query about now) is read from the present bucket, its open
+	// segments: the cost is the size of that market, not of its history.
+	// Older snapshot runs (--as-of in the past) are found by scanning the
+	// (gpu, kind) prefixes of segments in start order up to AsOf.
+	segs := tx.Bucket(bucketSegments)
+	scan := map[string]bool{}
+	for _, r := range fresh {
+		last, ok, err := latestOK(runs, r.Source, maxTime)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !last.Started.Equal(r.Started) {
+			scan[r.Source] = true
+			continue
+		}
+		if segs == nil {
+			continue
+		}
+		err = presentOf(tx.Bucket(bucketPresent), segs, r, gpuOK, kindOK, func(s listings.Segment) {
+			snap.Present = append(snap.Present, listings.Presence{Segment: s, RunStarted: r.Started})
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if segs != nil && len(scan) > 0 {
 		c := segs.Cursor()
 		err := eachPrefix(c, q.GPUs, q.Kinds, nil, func(p []byte) error {
 			for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
@@ -120,7 +145,7 @@ func snapshot(tx *bolt.Tx, q SnapshotQuery) (*listings.Snapshot, error) {
 					return err
 				}
 				r, ok := snap.Runs[s.Source]
-				if !ok || s.Start.After(r.Started) || s.End.Before(r.Started) {
+				if !ok || !scan[s.Source] || s.Start.After(r.Started) || s.End.Before(r.Started) {
 					continue
 				}
 				snap.Present = append(snap.Present, listings.Presence{Segment: s, RunStarted: r.Started})
@@ -131,6 +156,22 @@ func snapshot(tx *bolt.Tx, q SnapshotQuery) (*listings.Snapshot, error) {
 			return nil, err
 		}
 	}
+
+	// One order whichever way a presence was found: the segments' key order.
+	sort.Slice(snap.Present, func(i, j int) bool {
+		a, b := &snap.Present[i].Segment, &snap.Present[j].Segment
+		switch {
+		case a.GPU != b.GPU:
+			return a.GPU < b.GPU
+		case a.Kind != b.Kind:
+			return a.Kind < b.Kind
+		case !a.Start.Equal(b.Start):
+			return a.Start.Before(b.Start)
+		case a.Source != b.Source:
+			return a.Source < b.Source
+		}
+		return a.ID < b.ID
+	})
 
 	// Gone: floor listings that disappeared in the window.
 	if gb := tx.Bucket(bucketGone); gb != nil {
@@ -382,4 +423,42 @@ func (db *DB) GPUsSeen() ([]string, error) {
 	})
 	listings.SortGPUNames(out)
 	return out, err
+}
+
+// presentOf calls fn with the open segment of every listing present in r,
+// the latest ok run of its source, whose GPU and kind pass the filters. The
+// present bucket maps source 0x00 id 0x00 kind to the segment key, which
+// starts with gpu 0x00 kind 0x00, so the filters need no decoding.
+func presentOf(present, segs *bolt.Bucket, r listings.Run, gpuOK func(string) bool, kindOK func(listings.Kind) bool, fn func(listings.Segment)) error {
+	if present == nil {
+		return nil
+	}
+	prefix := append([]byte(r.Source), 0)
+	c := present.Cursor()
+	for k, sk := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, sk = c.Next() {
+		gpu, rest, ok := bytes.Cut(sk, []byte{0})
+		if !ok {
+			return fmt.Errorf("present %q: segment key %q: %w", k, sk, errBadKey)
+		}
+		kind, _, ok := bytes.Cut(rest, []byte{0})
+		if !ok {
+			return fmt.Errorf("present %q: segment key %q: %w", k, sk, errBadKey)
+		}
+		if !gpuOK(string(gpu)) || !kindOK(listings.Kind(kind)) {
+			continue
+		}
+		v := segs.Get(sk)
+		if v == nil {
+			return fmt.Errorf("present %q: segment %q missing: %w", k, sk, errBadKey)
+		}
+		s, err := decodeSegment(sk, v)
+		if err != nil {
+			return err
+		}
+		if s.Start.After(r.Started) || s.End.Before(r.Started) {
+			continue // not in this run: an index fault check reports
+		}
+		fn(s)
+	}
+	return nil
 }
