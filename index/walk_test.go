@@ -3,6 +3,8 @@ package index
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"sort"
 	"testing"
 	"time"
 
@@ -107,5 +109,76 @@ func TestWalkRunsStopsOnError(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || n != 1 {
 		t.Errorf("WalkRuns = %v after %d calls, want stop after 1", err, n)
+	}
+}
+
+// TestSnapshotPathsAgree: over 25 runs of random churn (price changes,
+// disappearances, reappearances, failed runs) the market of each source's
+// latest run, read from the open segments, equals what a scan of the
+// segments finds, and both equal WalkRuns' sweep.
+func TestSnapshotPathsAgree(t *testing.T) {
+	db := mustOpen(t)
+	rng := rand.New(rand.NewPCG(7, 9))
+	price := map[string]int{}
+	for r := 0; r < 25; r++ {
+		at := t0.Add(time.Duration(r) * 6 * time.Hour)
+		if rng.IntN(6) == 0 {
+			mustWrite(t, db, failedRun("vastai", at), nil, floorDeriver)
+			continue
+		}
+		var ls []listings.Listing
+		for i := 0; i < 40; i++ {
+			id := fmt.Sprint(i)
+			if rng.IntN(5) == 0 {
+				continue // absent this run
+			}
+			if price[id] == 0 || rng.IntN(4) == 0 {
+				price[id] = 100 + rng.IntN(900)
+			}
+			gpu := []string{"RTX 4090", "RTX 3090", "H100 SXM"}[i%3]
+			ls = append(ls, offer(t, "vastai", id, gpu, listings.OnDemand, fmt.Sprintf("0.%03d", price[id])))
+		}
+		mustWrite(t, db, okRun("vastai", at), ls, floorDeriver)
+
+		// Now: the present bucket. The same instant as a scan: ask for the
+		// market a nanosecond later with the run as the latest, or compare
+		// with the sweep, which never reads the present bucket.
+		snap, err := db.Snapshot(SnapshotQuery{AsOf: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sweep []string
+		err = db.WalkRuns(at, at, func(run listings.Run, present []RunListing) error {
+			for _, p := range present {
+				sweep = append(sweep, fmt.Sprintf("%s/%s@%s", p.GPU, p.ID, p.Price))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range snap.Present {
+			got = append(got, fmt.Sprintf("%s/%s@%s", p.GPU, p.ID, p.Price))
+		}
+		sort.Strings(got)
+		sort.Strings(sweep)
+		if fmt.Sprint(got) != fmt.Sprint(sweep) || len(got) != len(ls) {
+			t.Fatalf("run %d: snapshot %d listings %v\nsweep %d %v\nwritten %d", r, len(got), got, len(sweep), sweep, len(ls))
+		}
+	}
+	// And every past run again, now through the scan.
+	err := db.WalkRuns(time.Time{}, time.Time{}, func(run listings.Run, present []RunListing) error {
+		snap, err := db.Snapshot(SnapshotQuery{AsOf: run.Started})
+		if err != nil {
+			return err
+		}
+		if len(snap.Present) != len(present) {
+			t.Errorf("%s: snapshot %d, sweep %d", run.Started.Format(time.RFC3339), len(snap.Present), len(present))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
