@@ -23,7 +23,8 @@
 //   - present: source 0x00 id 0x00 kind → segment key of the open segment,
 //     one entry per listing present in its source's latest ok run. It lets a
 //     run close the listings it no longer lists without reading every
-//     listing the source ever had.
+//     listing the source ever had, and a snapshot of the latest market read
+//     that market alone, not the history of its segments.
 //   - segments: gpu 0x00 kind 0x00 start 0x00 source 0x00 id 0x00 kind →
 //     a span during which the listing was continuously present (available)
 //     at one price. The value is a compact binary record: version byte 1,
