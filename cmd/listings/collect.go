@@ -121,6 +121,10 @@ func (a *app) collect(ctx context.Context, o collectOptions) ([]listings.Run, []
 	if getenv == nil {
 		getenv = a.getenv
 	}
+	getenv, err := secretFiles(getenv)
+	if err != nil {
+		return nil, nil, err
+	}
 	var notes []string
 	names := o.sources
 	explicit := len(names) > 0
@@ -438,4 +442,42 @@ func (a *app) replayPending() ([]string, error) {
 		}
 	}
 	return notes, nil
+}
+
+// secretKeys are the API keys a source reads (DESIGN §7).
+var secretKeys = []string{"VAST_API_KEY", "RUNPOD_API_KEY", "LAMBDA_API_KEY"}
+
+// secretFiles lets each key come from a file instead of the environment:
+// NAME_FILE names a file readable by its owner alone (0600 or 0400), whose
+// trimmed content is the key. A file others can read is refused: a key
+// must not sit where other users see it.
+func secretFiles(getenv func(string) string) (func(string) string, error) {
+	keys := map[string]string{}
+	for _, k := range secretKeys {
+		path := getenv(k + "_FILE")
+		if path == "" || getenv(k) != "" {
+			continue
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s_FILE: %w", k, err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			return nil, fmt.Errorf("%s_FILE %s is readable by others (mode %v): chmod 600 it", k, path, st.Mode().Perm())
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s_FILE: %w", k, err)
+		}
+		keys[k] = strings.TrimSpace(string(b))
+	}
+	if len(keys) == 0 {
+		return getenv, nil
+	}
+	return func(k string) string {
+		if v, ok := keys[k]; ok {
+			return v
+		}
+		return getenv(k)
+	}, nil
 }

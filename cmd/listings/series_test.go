@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -228,5 +229,34 @@ func TestFXRates(t *testing.T) {
 	withFX.mustRun("runs", "--json")
 	if !strings.Contains(withFX.stdout, `"EUR": 1.08`) || !strings.Contains(withFX.stdout, `"fx_date": "2026-11-01"`) {
 		t.Errorf("the run does not record its rate:\n%s", withFX.stdout)
+	}
+}
+
+// TestKeyFromFile: LAMBDA_API_KEY_FILE names an owner-only file holding the
+// key; a file others can read is refused.
+func TestKeyFromFile(t *testing.T) {
+	c := newCLI(t)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/lambda", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer key-from-file" {
+			http.Error(w, `{"error":{"code":"unauthorized","message":"bad key"}}`, 401)
+			return
+		}
+		w.Write(fixture(t, "lambda/lambda-instance-types.json"))
+	})
+	srv := newSwitchable(t, mux.ServeHTTP)
+	keyFile := filepath.Join(t.TempDir(), "lambda.key")
+	writeFile(t, keyFile, "key-from-file\n")
+	c.env["LAMBDA_API_KEY_FILE"] = keyFile
+	args := []string{"collect", "--source", "lambda", "--source-url", "lambda=" + srv.srv.URL + "/lambda", "--observed-at", "2026-11-30T03:00:00Z"}
+	c.mustRun(args...)
+	if !strings.Contains(c.stdout, "lambda  ok") {
+		t.Errorf("collect with the key in a 0600 file:\n%s", c.stdout)
+	}
+	if err := os.Chmod(keyFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.run(args...); code != 1 || !strings.Contains(c.stderr, "readable by others") {
+		t.Errorf("a world-readable key file: exit %d stderr %q; want 1 and a refusal", code, c.stderr)
 	}
 }
