@@ -30,7 +30,7 @@ func PriceFromFloat(f float64) (Price, error) {
 	return Price(m), nil
 }
 
-// ParsePrice reads a plain decimal ("0.49", "3", "-1.25", "$0.49") exactly,
+// ParsePrice reads a plain decimal ("2.5", "3", "-1.25", "$2.50") exactly,
 // without going through a float. More than six decimals are rounded half away
 // from zero.
 func ParsePrice(s string) (Price, error) {
@@ -101,7 +101,7 @@ func (p Price) String() string {
 }
 
 // Decimal formats p with trailing zeros trimmed but at least two decimals
-// ("0.49", "0.422186", "3.00").
+// ("2.50", "0.422186", "3.00").
 func (p Price) Decimal() string {
 	s := p.String()
 	s = strings.TrimRight(s, "0")

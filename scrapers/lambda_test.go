@@ -150,9 +150,7 @@ func TestParseLambdaBadRows(t *testing.T) {
 }
 
 func TestParseLambdaErrors(t *testing.T) {
-	tests := []struct {
-		name, body, want string
-	}{
+	testParseErrors(t, ParseLambda, []parseErrorCase{
 		{"api error", `{"error":{"code":"global/invalid-api-key","message":"API key was invalid, expired, or deleted.","suggestion":"Check your API key"}}`,
 			"global/invalid-api-key: API key was invalid, expired, or deleted."},
 		{"malformed", `{"data":{"gpu_1x_a10":{`, "lambda: decode"},
@@ -160,18 +158,7 @@ func TestParseLambdaErrors(t *testing.T) {
 		{"data a list", `{"data":[]}`, "no data object"},
 		{"array", `[]`, "lambda: decode response"},
 		{"empty", ``, "lambda: decode response"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ls, _, err := ParseLambda([]byte(tc.body), DefaultPriceCap)
-			if err == nil {
-				t.Fatalf("got %d listings and no error, want an error containing %q", len(ls), tc.want)
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got error %q, want it to contain %q", err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 func TestLambdaCollect(t *testing.T) {

@@ -257,9 +257,7 @@ func TestParseRunPodBadRows(t *testing.T) {
 }
 
 func TestParseRunPodErrors(t *testing.T) {
-	tests := []struct {
-		name, body, want string
-	}{
+	testParseErrors(t, ParseRunPod, []parseErrorCase{
 		{"graphql errors", `{"errors":[{"message":"Cannot query field \"foo\" on type \"GpuType\"."},{"message":"second"}]}`, `Cannot query field "foo" on type "GpuType".; second`},
 		{"errors with partial data", `{"data":{"gpuTypes":[]},"errors":[{"message":"rate limited"}]}`, "rate limited"},
 		{"errors not a list", `{"errors":"boom"}`, "boom"},
@@ -270,18 +268,7 @@ func TestParseRunPodErrors(t *testing.T) {
 		{"gpu types not a list", `{"data":{"gpuTypes":{"id":"x"}}}`, "runpod: decode data.gpuTypes"},
 		{"a string", `"hello"`, "runpod: decode response"},
 		{"empty", ``, "runpod: decode response"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ls, _, err := ParseRunPod([]byte(tc.body), DefaultPriceCap)
-			if err == nil {
-				t.Fatalf("got %d listings and no error, want an error containing %q", len(ls), tc.want)
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got error %q, want it to contain %q", err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 func TestRunPodCollect(t *testing.T) {

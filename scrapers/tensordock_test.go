@@ -137,27 +137,14 @@ func TestParseTensorDockBadRows(t *testing.T) {
 }
 
 func TestParseTensorDockErrors(t *testing.T) {
-	tests := []struct {
-		name, body, want string
-	}{
+	testParseErrors(t, ParseTensorDock, []parseErrorCase{
 		{"api error", `{"error":"unauthorized","message":"Invalid API token"}`, "Invalid API token"},
 		{"malformed", `{"data":{"locations":[{"id":`, "tensordock: decode response"},
 		{"no locations", `{"data":{}}`, "no data.locations"},
 		{"locations an object", `{"data":{"locations":{}}}`, "no data.locations"},
 		{"data a list", `{"data":[]}`, "tensordock: decode response"},
 		{"empty", ``, "tensordock: decode response"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			ls, _, err := ParseTensorDock([]byte(tc.body), DefaultPriceCap)
-			if err == nil {
-				t.Fatalf("got %d listings and no error, want an error containing %q", len(ls), tc.want)
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got error %q, want it to contain %q", err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 func TestTensorDockCollect(t *testing.T) {
