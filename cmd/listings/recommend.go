@@ -108,9 +108,15 @@ func (a *app) recommendMarket(asOf time.Time, gpus []string) (recommend.Market, 
 		}
 	}
 	for _, p := range snap.Present {
-		if p.Kind == listings.OnDemand {
-			m.Disks[p.GPU] = append(m.Disks[p.GPU], p.DiskGB)
+		if p.Kind != listings.OnDemand {
+			continue
 		}
+		// The disk check counts the listings the options are priced from:
+		// USD, or a currency the config gives a rate for.
+		if _, ok := stats.Convert(p.Price, p.Currency, snap.Runs[p.Source].FX); !ok {
+			continue
+		}
+		m.Disks[p.GPU] = append(m.Disks[p.GPU], p.DiskGB)
 	}
 	for _, r := range snap.Runs {
 		if r.Started.After(m.NewestRun) {

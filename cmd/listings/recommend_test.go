@@ -621,3 +621,30 @@ func TestRecommendFlagSanity(t *testing.T) {
 		}
 	}
 }
+
+// TestRecommendDiskCountsPricedListings: on the demo market (where Cherry
+// Servers' EUR listings have no rate) the disk check counts the same
+// listings each option is priced from.
+func TestRecommendDiskCountsPricedListings(t *testing.T) {
+	c := newCLI(t)
+	c.mustRun("demo", "--db", c.db+".demo")
+	c.db += ".demo"
+	v := recJSON(t, c, 0, "recommend", "--vram", "24", "--hours", "10", "--dataset-gb", "50", "--json")
+	priced := map[string]float64{}
+	for _, o := range v["options"].([]any) {
+		m := o.(map[string]any)
+		if m["kind"] == "on-demand" {
+			priced[m["gpu"].(string)] = m["listings"].(float64)
+		}
+	}
+	st, _ := v["storage"].(map[string]any)
+	if st == nil || len(priced) == 0 {
+		t.Fatalf("no storage check or no options: %v", v)
+	}
+	for _, g := range st["gpus"].([]any) {
+		m := g.(map[string]any)
+		if n, ok := priced[m["gpu"].(string)]; ok && m["listings"].(float64) != n {
+			t.Errorf("%s: the disk check counts %v listings, the option is priced from %v", m["gpu"], m["listings"], n)
+		}
+	}
+}
