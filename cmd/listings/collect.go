@@ -152,8 +152,6 @@ func (a *app) collect(ctx context.Context, o collectOptions) ([]listings.Run, []
 			return nil, nil, err
 		}
 	}
-	// Runs start on whole seconds: every time printed or exported (RFC 3339)
-	// then names the run exactly, and `--as-of` with a printed time finds it.
 	// Runs kept while the index was locked go in first, in time order, so
 	// the runs collected now do not overtake them.
 	replayed, err := a.replayPending()
@@ -161,6 +159,8 @@ func (a *app) collect(ctx context.Context, o collectOptions) ([]listings.Run, []
 		return nil, nil, err
 	}
 	notes = append(notes, replayed...)
+	// Runs start on whole seconds: every time printed or exported (RFC 3339)
+	// then names the run exactly, and `--as-of` with a printed time finds it.
 	now := o.observed
 	if now.IsZero() {
 		now = a.now().UTC()
