@@ -234,25 +234,11 @@ func TestLambdaCollectWithoutKey(t *testing.T) {
 }
 
 func FuzzParseLambda(f *testing.F) {
-	f.Add(readJSONFixture(f, lambdaRecording))
-	f.Add([]byte(`{"error":{"code":"x","message":"y"}}`))
-	f.Add([]byte(`{"data":{"a":` + lambdaTypeJSON("99x H100 (80 GB SXM5)", "1", "99", `[]`) + `,"a":1}}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		ls, _, err := ParseLambda(body, DefaultPriceCap)
-		if err != nil && len(ls) > 0 {
-			t.Fatalf("got %d listings with error %v", len(ls), err)
-		}
-		checkParsed(t, ls, DefaultPriceCap)
-	})
+	fuzzJSONParser(f, ParseLambda, readJSONFixture(f, lambdaRecording),
+		[]byte(`{"error":{"code":"x","message":"y"}}`),
+		[]byte(`{"data":{"a":`+lambdaTypeJSON("99x H100 (80 GB SXM5)", "1", "99", `[]`)+`,"a":1}}`))
 }
 
 func BenchmarkParseLambda(b *testing.B) {
-	rec := readJSONFixture(b, lambdaRecording)
-	b.SetBytes(int64(len(rec)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := ParseLambda(rec, DefaultPriceCap); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchJSONParser(b, ParseLambda, readJSONFixture(b, lambdaRecording))
 }

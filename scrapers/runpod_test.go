@@ -346,28 +346,14 @@ func TestRunPodCollect(t *testing.T) {
 
 func FuzzParseRunPod(f *testing.F) {
 	rec := readJSONFixture(f, runPodRecording)
-	f.Add(rec)
-	f.Add([]byte(`{"data":{"gpuTypes":` + string(rec) + `}}`))
-	f.Add([]byte(`{"errors":[{"message":"x"}]}`))
-	f.Add([]byte(`[{"id":"NVIDIA L4","secureCloud":true,"securePrice":0,"secureSpotPrice":0.2,"maxGpuCount":-1},42,null]`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		ls, _, err := ParseRunPod(body, DefaultPriceCap)
-		if err != nil && len(ls) > 0 {
-			t.Fatalf("got %d listings with error %v", len(ls), err)
-		}
-		checkParsed(t, ls, DefaultPriceCap)
-	})
+	fuzzJSONParser(f, ParseRunPod, rec,
+		[]byte(`{"data":{"gpuTypes":`+string(rec)+`}}`),
+		[]byte(`{"errors":[{"message":"x"}]}`),
+		[]byte(`[{"id":"NVIDIA L4","secureCloud":true,"securePrice":0,"secureSpotPrice":0.2,"maxGpuCount":-1},42,null]`))
 }
 
 func BenchmarkParseRunPod(b *testing.B) {
-	rec := readJSONFixture(b, runPodRecording)
-	b.SetBytes(int64(len(rec)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := ParseRunPod(rec, DefaultPriceCap); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchJSONParser(b, ParseRunPod, readJSONFixture(b, runPodRecording))
 }
 
 func TestNormalizeGPU(t *testing.T) {

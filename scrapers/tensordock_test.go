@@ -221,25 +221,11 @@ func TestJSONSourcesRegistered(t *testing.T) {
 }
 
 func FuzzParseTensorDock(f *testing.F) {
-	f.Add(readJSONFixture(f, tensorDockFixture))
-	f.Add([]byte(`{"data":{"locations":[{"id":"a","gpus":[{"v0Name":"x-99999999999999999999gb","max_count":-1,"price_per_hr":1e-9},1]}]}}`))
-	f.Add([]byte(`{"error":"x"}`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		ls, _, err := ParseTensorDock(body, DefaultPriceCap)
-		if err != nil && len(ls) > 0 {
-			t.Fatalf("got %d listings with error %v", len(ls), err)
-		}
-		checkParsed(t, ls, DefaultPriceCap)
-	})
+	fuzzJSONParser(f, ParseTensorDock, readJSONFixture(f, tensorDockFixture),
+		[]byte(`{"data":{"locations":[{"id":"a","gpus":[{"v0Name":"x-99999999999999999999gb","max_count":-1,"price_per_hr":1e-9},1]}]}}`),
+		[]byte(`{"error":"x"}`))
 }
 
 func BenchmarkParseTensorDock(b *testing.B) {
-	fix := readJSONFixture(b, tensorDockFixture)
-	b.SetBytes(int64(len(fix)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, _, err := ParseTensorDock(fix, DefaultPriceCap); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchJSONParser(b, ParseTensorDock, readJSONFixture(b, tensorDockFixture))
 }
