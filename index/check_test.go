@@ -95,9 +95,10 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestCheckDamagedFile: pages overwritten with garbage are reported as
-// faults, never a panic.
-func TestCheckDamagedFile(t *testing.T) {
+// indexFile writes an index of one run of 2,000 listings, closes it, and
+// returns its path and bytes, for tests that damage the file.
+func indexFile(t *testing.T) (string, []byte) {
+	t.Helper()
 	db := mustOpen(t)
 	var ls []listings.Listing
 	for i := 0; i < 2000; i++ {
@@ -110,6 +111,13 @@ func TestCheckDamagedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, b
+}
+
+// TestCheckDamagedFile: pages overwritten with garbage are reported as
+// faults, never a panic.
+func TestCheckDamagedFile(t *testing.T) {
+	path, b := indexFile(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for p := 4; p < len(b)/4096; p += 3 { // leave the meta pages, smash every third page after them
 		for i := p * 4096; i < (p+1)*4096 && i < len(b); i++ {
@@ -133,18 +141,7 @@ func TestCheckDamagedFile(t *testing.T) {
 // TestOpenTruncatedFile: a copy cut short is refused with a clear error at
 // open; bbolt alone would crash the process reading past the end.
 func TestOpenTruncatedFile(t *testing.T) {
-	db := mustOpen(t)
-	var ls []listings.Listing
-	for i := 0; i < 2000; i++ {
-		ls = append(ls, offer(t, "vastai", fmt.Sprint(i), "RTX 4090", listings.OnDemand, fmt.Sprintf("0.%d", 100+i%800)))
-	}
-	mustWrite(t, db, okRun("vastai", at(0)), ls, nil)
-	path := db.Path()
-	db.Close()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, b := indexFile(t)
 	for _, keep := range []int{3 * 4096, 16 * 4096} {
 		if err := os.WriteFile(path, b[:keep], 0o600); err != nil {
 			t.Fatal(err)
